@@ -1,0 +1,50 @@
+//===- AttnEnums.td - Enumerations of the attn dialect -----*- tablegen -*-===//
+#ifndef ATTNC_DIALECT_ATTN_ENUMS_TD
+#define ATTNC_DIALECT_ATTN_ENUMS_TD
+
+include "mlir/IR/EnumAttr.td"
+include "attnc/Dialect/Attn/AttnDialect.td"
+
+def Attn_GateLayout : I32EnumAttr<"GateLayout",
+    "where the output gate sits in the fused projection output", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"qkvg", 1>,
+      I32EnumAttrCase<"interleaved", 2>]> {
+  let cppNamespace = "::attnc::attn";
+  let genSpecializedAttr = 0;
+}
+def Attn_GateLayoutAttr : EnumAttr<Attn_Dialect, Attn_GateLayout, "gate_layout"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Attn_NormStyle : I32EnumAttr<"NormStyle", "per-head RMSNorm weighting", [
+      I32EnumAttrCase<"rms", 0>,
+      I32EnumAttrCase<"gemma", 1>]> {
+  let cppNamespace = "::attnc::attn";
+  let genSpecializedAttr = 0;
+}
+def Attn_NormStyleAttr : EnumAttr<Attn_Dialect, Attn_NormStyle, "norm_style"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Attn_RopeStyle : I32EnumAttr<"RopeStyle", "rotary embedding pairing", [
+      I32EnumAttrCase<"neox", 0>,
+      I32EnumAttrCase<"gptj", 1>]> {
+  let cppNamespace = "::attnc::attn";
+  let genSpecializedAttr = 0;
+}
+def Attn_RopeStyleAttr : EnumAttr<Attn_Dialect, Attn_RopeStyle, "rope_style"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Attn_RopeScalingKind : I32EnumAttr<"RopeScalingKind",
+    "rotary frequency scaling", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"linear", 1>,
+      I32EnumAttrCase<"llama3", 2>,
+      I32EnumAttrCase<"yarn", 3>,
+      I32EnumAttrCase<"dynamic", 4>]> {
+  let cppNamespace = "::attnc::attn";
+}
+
+#endif // ATTNC_DIALECT_ATTN_ENUMS_TD

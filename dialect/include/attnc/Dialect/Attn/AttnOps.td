@@ -1,0 +1,225 @@
+//===- AttnOps.td - Operations of the attn dialect ---------*- tablegen -*-===//
+#ifndef ATTNC_DIALECT_ATTN_OPS_TD
+#define ATTNC_DIALECT_ATTN_OPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "attnc/Dialect/Attn/AttnDialect.td"
+include "attnc/Dialect/Attn/AttnEnums.td"
+include "attnc/Dialect/Attn/AttnAttrs.td"
+
+// Integer attributes are signless 64-bit; verifiers read them signed so a
+// negative value is reported as negative, not as a huge unsigned number.
+
+def Attn_QkvSplitOp : Attn_Op<"qkv_split", [Pure]> {
+  let summary = "split the fused QKV(G) projection output into q, k, v and gate";
+  let description = [{
+    Splits the fused projection output `[tokens, W]` into
+    q `[tokens, Hq, Dqk]`, k `[tokens, Hkv, Dqk]`, v `[tokens, Hkv, Dv]` and,
+    when `gate_layout` is not `none`, the output gate `[tokens, Hq, Dv]`.
+    W must equal Hq*Dqk + Hkv*Dqk + Hkv*Dv (+ Hq*Dv with a gate). With
+    `gate_layout = qkvg` the gate is the fourth contiguous segment; with
+    `interleaved` each query head of Dqk is followed by its gate head of Dv.
+    The segment offsets are those of the layout library (attnc/Model/Layout.h).
+
+    Example (MiMo-V2-Flash full-attention layer, 192/128):
+    ```mlir
+    %q, %k, %v = attn.qkv_split %qkv {num_q_heads = 64, num_kv_heads = 4,
+        qk_head_dim = 192, v_head_dim = 128}
+        : tensor<?x13568xbf16>
+        -> tensor<?x64x192xbf16>, tensor<?x4x192xbf16>, tensor<?x4x128xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$qkv,
+    I64Attr:$num_q_heads,
+    I64Attr:$num_kv_heads,
+    I64Attr:$qk_head_dim,
+    I64Attr:$v_head_dim,
+    DefaultValuedAttr<Attn_GateLayoutAttr, "GateLayout::none">:$gate_layout
+  );
+  let results = (outs
+    AnyRankedTensor:$q,
+    AnyRankedTensor:$k,
+    AnyRankedTensor:$v,
+    Optional<AnyRankedTensor>:$gate
+  );
+  let assemblyFormat = "$qkv attr-dict `:` type($qkv) `->` type(results)";
+  let hasVerifier = 1;
+}
+
+def Attn_RmsNormOp : Attn_Op<"rms_norm", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "per-head RMSNorm over the head dimension";
+  let description = [{
+    `result[t, h, :] = input[t, h, :] * rsqrt(mean(input[t, h, :]^2) + eps) * w`
+    with `w = weight` (`style = rms`) or `w = 1 + weight` (`style = gemma`).
+    The weight has the length of the head dimension it normalises (Dqk for q
+    and k). The weight is a required operand: a model without q/k norm has
+    no `attn.rms_norm`.
+
+    Example:
+    ```mlir
+    %qn = attn.rms_norm %q, %q_norm_weight {eps = 1.0e-06 : f64,
+        style = #attn.norm_style<rms>}
+        : tensor<?x32x128xbf16>, tensor<128xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    AnyRankedTensor:$weight,
+    F64Attr:$eps,
+    DefaultValuedAttr<Attn_NormStyleAttr, "NormStyle::rms">:$style
+  );
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` type($input) `,` type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_RopeOp : Attn_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "rotary position embedding over part of the head dimension";
+  let description = [{
+    Rotates dims `[rotary_offset, rotary_offset + rotary_dim)` of every head
+    of `input` `[tokens, heads, Dqk]` by angles `positions[t] * inv_freq[i]`,
+    `inv_freq[i] = theta^(-2i / rotary_dim)`, adjusted by `scaling`. `neox`
+    pairs element i with i + rotary_dim/2; `gptj` pairs 2i with 2i+1. Dims
+    outside the rotated range pass through. `rotary_dim = 0` is the identity.
+
+    Example (partial rotary, 64 of 192 dims):
+    ```mlir
+    %qr = attn.rope %q, %positions {style = #attn.rope_style<neox>,
+        rotary_dim = 64, theta = 5.0e+06 : f64}
+        : tensor<?x64x192xbf16>, tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    AnyRankedTensor:$positions,
+    DefaultValuedAttr<Attn_RopeStyleAttr, "RopeStyle::neox">:$style,
+    I64Attr:$rotary_dim,
+    DefaultValuedAttr<I64Attr, "0">:$rotary_offset,
+    F64Attr:$theta,
+    OptionalAttr<Attn_RopeScalingAttr>:$scaling
+  );
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $positions attr-dict `:` type($input) `,` type($positions)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_CacheWriteOp : Attn_Op<"cache_write",
+    [Pure, AttrSizedOperandSegments,
+     AllTypesMatch<["k_cache", "k_cache_out"]>,
+     AllTypesMatch<["v_cache", "v_cache_out"]>]> {
+  let summary = "write k and v into the paged KV cache through a slot mapping";
+  let description = [{
+    For every token t with `slot_mapping[t] >= 0`, writes `k[t]` to
+    `k_cache[slot / block_size, slot % block_size]` and `v[t]` likewise;
+    tokens with a negative slot are padding and write nothing. The K cache
+    head dim is Dqk, the V cache head dim Dv. The caches are values: the
+    results are the caches after the write. A cache of `f8E4M3FN` stores
+    `x / scale` and needs the `k_scale` and `v_scale` operands (f32 scalars);
+    other caches have the activation dtype and no scales.
+
+    Example:
+    ```mlir
+    %kc, %vc = attn.cache_write %k, %v, %slot_mapping into %k_cache, %v_cache
+        : tensor<?x4x192xbf16>, tensor<?x4x128xbf16>, tensor<?xi64>
+        into tensor<?x16x4x192xbf16>, tensor<?x16x4x128xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$k,
+    AnyRankedTensor:$v,
+    AnyRankedTensor:$slot_mapping,
+    AnyRankedTensor:$k_cache,
+    AnyRankedTensor:$v_cache,
+    Optional<AnyRankedTensor>:$k_scale,
+    Optional<AnyRankedTensor>:$v_scale
+  );
+  let results = (outs AnyRankedTensor:$k_cache_out, AnyRankedTensor:$v_cache_out);
+  let assemblyFormat = [{
+    $k `,` $v `,` $slot_mapping `into` $k_cache `,` $v_cache
+    (`scales` $k_scale^ `,` $v_scale)? attr-dict
+    `:` type($k) `,` type($v) `,` type($slot_mapping)
+    `into` type($k_cache) `,` type($v_cache)
+    (`scales` type($k_scale)^ `,` type($v_scale))?
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_PagedAttentionOp : Attn_Op<"paged_attention",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "attention of varlen queries against a paged KV cache";
+  let description = [{
+    Queries `[tokens, Hq, Dqk]` of a varlen batch (decode rows and
+    prefill/append rows together): sequence s owns query rows
+    `[query_start_loc[s], query_start_loc[s+1])`, has `seq_lens[s]` keys in
+    the cache, and its blocks are `block_tables[s, :]`. GQA: query head h
+    reads KV head `h / (Hq / Hkv)`. `causal` aligns the last query row of a
+    sequence with its last key. `sliding_window > 0` limits each query to the
+    last `sliding_window` keys. `sinks` (f32 `[Hq]`) adds one learned logit
+    per head to the softmax denominator. `logit_softcap > 0` applies
+    `c * tanh(x / c)` to the logits. `value_scale` multiplies V (equivalently
+    the output). The output is `[tokens, Hq, Dv]`.
+
+    Example:
+    ```mlir
+    %o = attn.paged_attention %q, %kc, %vc, %block_tables, %seq_lens,
+        %query_start_loc {softmax_scale = 0.0721 : f64, causal = true}
+        : tensor<?x64x192xbf16>, tensor<?x16x4x192xbf16>,
+          tensor<?x16x4x128xbf16>, tensor<?x?xi32>, tensor<?xi32>,
+          tensor<?xi32> -> tensor<?x64x128xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$k_cache,
+    AnyRankedTensor:$v_cache,
+    AnyRankedTensor:$block_tables,
+    AnyRankedTensor:$seq_lens,
+    AnyRankedTensor:$query_start_loc,
+    Optional<AnyRankedTensor>:$sinks,
+    Optional<AnyRankedTensor>:$k_scale,
+    Optional<AnyRankedTensor>:$v_scale,
+    F64Attr:$softmax_scale,
+    DefaultValuedAttr<BoolAttr, "true">:$causal,
+    DefaultValuedAttr<I64Attr, "0">:$sliding_window,
+    DefaultValuedAttr<F64Attr, "0.0">:$logit_softcap,
+    DefaultValuedAttr<F64Attr, "1.0">:$value_scale
+  );
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = [{
+    $query `,` $k_cache `,` $v_cache `,` $block_tables `,` $seq_lens `,`
+    $query_start_loc (`sinks` $sinks^)? (`scales` $k_scale^ `,` $v_scale)?
+    attr-dict `:` type($query) `,` type($k_cache) `,` type($v_cache) `,`
+    type($block_tables) `,` type($seq_lens) `,` type($query_start_loc)
+    (`sinks` type($sinks)^)? (`scales` type($k_scale)^ `,` type($v_scale))?
+    `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_OutputGateOp : Attn_Op<"output_gate", [Pure, SameOperandsAndResultType]> {
+  let summary = "gate the attention output: out * sigmoid(gate)";
+  let description = [{
+    Multiplies the attention output `[tokens, Hq, Dv]` element-wise by
+    `sigmoid(gate)`; the gate comes from `attn.qkv_split` and is Dv wide per
+    query head.
+
+    Example:
+    ```mlir
+    %y = attn.output_gate %o, %g : tensor<?x16x256xbf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$gate);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input `,` $gate attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // ATTNC_DIALECT_ATTN_OPS_TD

@@ -1,0 +1,264 @@
+//===- LayerBuilder.cpp - Model description to attn IR --------------------===//
+#include "attnc/Dialect/Attn/LayerBuilder.h"
+
+#include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Model/Layout.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Verifier.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace attnc {
+namespace {
+
+/// The model library and the dialect spell the same enumerations; the
+/// dialect's are generated from ODS. These conversions are the only place
+/// that maps one onto the other.
+attn::GateLayout toAttr(GateLayout layout) {
+  switch (layout) {
+  case GateLayout::None:
+    return attn::GateLayout::none;
+  case GateLayout::Concatenated:
+    return attn::GateLayout::qkvg;
+  case GateLayout::InterleavedWithQ:
+    return attn::GateLayout::interleaved;
+  }
+  return attn::GateLayout::none;
+}
+
+attn::RopeScalingKind toAttr(RopeScalingKind kind) {
+  switch (kind) {
+  case RopeScalingKind::None:
+    return attn::RopeScalingKind::none;
+  case RopeScalingKind::Linear:
+    return attn::RopeScalingKind::linear;
+  case RopeScalingKind::Llama3:
+    return attn::RopeScalingKind::llama3;
+  case RopeScalingKind::Yarn:
+    return attn::RopeScalingKind::yarn;
+  case RopeScalingKind::DynamicNtk:
+    return attn::RopeScalingKind::dynamic;
+  }
+  return attn::RopeScalingKind::none;
+}
+
+Expected<Type> activationType(MLIRContext &context, const std::string &dtype,
+                              const std::string &field) {
+  if (dtype == "bf16")
+    return Type(BFloat16Type::get(&context));
+  if (dtype == "fp16")
+    return Type(Float16Type::get(&context));
+  if (dtype == "fp32")
+    return Type(Float32Type::get(&context));
+  return Error{field, "must be bf16, fp16 or fp32, got '" + dtype + "'"};
+}
+
+/// Builds one layer kind's function.
+class KindBuilder {
+public:
+  KindBuilder(OpBuilder &builder, const LayerKind &kind, const HeadShape &local,
+              Type activation, Type cacheElement, int64_t blockSize)
+      : b(builder), kind(kind), heads(local), activation(activation),
+        cacheElement(cacheElement), blockSize(blockSize) {}
+
+  func::FuncOp build(Location loc) {
+    MLIRContext *context = b.getContext();
+    int64_t dyn = ShapedType::kDynamic;
+    Type i64 = b.getI64Type(), i32 = b.getI32Type(), f32 = b.getF32Type();
+    FusedLayout layout = *computeFusedLayout(heads);
+    int64_t hq = heads.num_q_heads, hkv = heads.num_kv_heads;
+    int64_t dqk = heads.qk_head_dim, dv = heads.v_head_dim;
+
+    auto tensor = [](ArrayRef<int64_t> shape, Type element) -> Type {
+      return RankedTensorType::get(shape, element);
+    };
+    Type kCacheType = tensor({dyn, blockSize, hkv, dqk}, cacheElement);
+    Type vCacheType = tensor({dyn, blockSize, hkv, dv}, cacheElement);
+    Type outputType = tensor({dyn, hq, dv}, activation);
+
+    // Arguments in a fixed order; optional ones only when the feature exists.
+    addArg("qkv", tensor({dyn, layout.width}, activation));
+    bool hasRope = kind.rope.style != RopeStyle::None && kind.rope.rotary_dim > 0;
+    if (hasRope)
+      addArg("positions", tensor({dyn}, i64));
+    addArg("slot_mapping", tensor({dyn}, i64));
+    addArg("k_cache", kCacheType);
+    addArg("v_cache", vCacheType);
+    addArg("block_tables", tensor({dyn, dyn}, i32));
+    addArg("seq_lens", tensor({dyn}, i32));
+    addArg("query_start_loc", tensor({dyn}, i32));
+    bool hasNorm = kind.qk_norm != NormStyle::None;
+    if (hasNorm) {
+      addArg("q_norm_weight", tensor({dqk}, activation));
+      addArg("k_norm_weight", tensor({dqk}, activation));
+    }
+    if (kind.sinks)
+      addArg("sinks", tensor({hq}, f32));
+    bool fp8 = isa<Float8E4M3FNType>(cacheElement);
+    if (fp8) {
+      addArg("k_scale", tensor({}, f32));
+      addArg("v_scale", tensor({}, f32));
+    }
+
+    auto function = func::FuncOp::create(
+        b, loc, kind.name,
+        FunctionType::get(context, argTypes,
+                          {outputType, kCacheType, vCacheType}));
+    function.setAllArgAttrs(argAttrs);
+    function->setAttr("attn.layers", b.getDenseI64ArrayAttr(kind.layers));
+    Block *body = function.addEntryBlock();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(body);
+    auto arg = [&](StringRef name) -> Value {
+      for (auto [i, argName] : llvm::enumerate(argNames))
+        if (argName == name)
+          return body->getArgument(i);
+      return nullptr;
+    };
+
+    SmallVector<Type> splitTypes = {tensor({dyn, hq, dqk}, activation),
+                                    tensor({dyn, hkv, dqk}, activation),
+                                    tensor({dyn, hkv, dv}, activation)};
+    Type gateType = heads.gate == GateLayout::None
+                        ? Type()
+                        : tensor({dyn, hq, dv}, activation);
+    auto split = attn::QkvSplitOp::create(
+        b, loc, splitTypes[0], splitTypes[1], splitTypes[2], gateType,
+        arg("qkv"), hq, hkv, dqk, dv, toAttr(heads.gate));
+    Value q = split.getQ(), k = split.getK(), v = split.getV();
+
+    auto norm = [&] {
+      auto style = kind.qk_norm == NormStyle::Gemma ? attn::NormStyle::gemma
+                                                    : attn::NormStyle::rms;
+      llvm::APFloat eps(kind.norm_eps);
+      q = attn::RmsNormOp::create(b, loc, q, arg("q_norm_weight"), eps, style);
+      k = attn::RmsNormOp::create(b, loc, k, arg("k_norm_weight"), eps, style);
+    };
+    if (hasNorm && kind.norm_before_rope)
+      norm();
+    if (hasRope) {
+      const RopeScaling &s = kind.rope.scaling;
+      attn::RopeScalingAttr scaling;
+      if (s.kind != RopeScalingKind::None)
+        scaling = attn::RopeScalingAttr::get(
+            context, toAttr(s.kind), s.factor, s.original_max_position,
+            s.low_freq_factor, s.high_freq_factor, s.beta_fast, s.beta_slow,
+            s.mscale, s.mscale_all_dim, s.truncate);
+      auto style = kind.rope.style == RopeStyle::Gptj ? attn::RopeStyle::gptj
+                                                      : attn::RopeStyle::neox;
+      auto rope = [&](Value x) -> Value {
+        return attn::RopeOp::create(b, loc, x, arg("positions"), style,
+                                    kind.rope.rotary_dim,
+                                    kind.rope.rotary_offset,
+                                    llvm::APFloat(kind.rope.theta), scaling);
+      };
+      q = rope(q);
+      k = rope(k);
+    }
+    if (hasNorm && !kind.norm_before_rope)
+      norm();
+
+    auto write = attn::CacheWriteOp::create(
+        b, loc, k, v, arg("slot_mapping"), arg("k_cache"), arg("v_cache"),
+        arg("k_scale"), arg("v_scale"));
+    double scale = kind.softmax_scale > 0
+                       ? kind.softmax_scale
+                       : 1.0 / std::sqrt(static_cast<double>(dqk));
+    Value output = attn::PagedAttentionOp::create(
+        b, loc, outputType, q, write.getKCacheOut(), write.getVCacheOut(),
+        arg("block_tables"), arg("seq_lens"), arg("query_start_loc"),
+        arg("sinks"), arg("k_scale"), arg("v_scale"), llvm::APFloat(scale),
+        /*causal=*/true, static_cast<uint64_t>(kind.sliding_window),
+        llvm::APFloat(kind.logit_softcap), llvm::APFloat(kind.value_scale));
+    if (Value gate = split.getGate())
+      output = attn::OutputGateOp::create(b, loc, output, gate);
+    func::ReturnOp::create(
+        b, loc,
+        ValueRange{output, write.getKCacheOut(), write.getVCacheOut()});
+    return function;
+  }
+
+private:
+  void addArg(StringRef name, Type type) {
+    argNames.push_back(name.str());
+    argTypes.push_back(type);
+    argAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr("attn.arg", b.getStringAttr(name))));
+  }
+
+  OpBuilder &b;
+  const LayerKind &kind;
+  HeadShape heads;
+  Type activation, cacheElement;
+  int64_t blockSize;
+  SmallVector<std::string> argNames;
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+};
+
+} // namespace
+
+Expected<OwningOpRef<ModuleOp>>
+buildModelModule(MLIRContext &context, const ModelConfig &config,
+                 const LayerBuildOptions &options) {
+  context.loadDialect<attn::AttnDialect, func::FuncDialect>();
+  std::string dtype = options.dtype.empty() ? config.dtype : options.dtype;
+  Expected<Type> activation = activationType(
+      context, dtype, options.dtype.empty() ? "dtype" : "--dtype");
+  if (!activation)
+    return activation.error();
+  Type cacheElement = *activation;
+  switch (options.kv_dtype) {
+  case KvCacheDtype::SameAsActivation:
+    break;
+  case KvCacheDtype::BF16:
+    cacheElement = BFloat16Type::get(&context);
+    break;
+  case KvCacheDtype::FP16:
+    cacheElement = Float16Type::get(&context);
+    break;
+  case KvCacheDtype::FP8E4M3:
+    cacheElement = Float8E4M3FNType::get(&context);
+    break;
+  }
+  if (cacheElement != *activation && !isa<Float8E4M3FNType>(cacheElement))
+    return Error{"--kv-dtype", "a bf16/fp16 cache must match the activation "
+                               "dtype (" + dtype + ")"};
+  if (options.block_size < 1)
+    return Error{"--block-size",
+                 "must be >= 1, got " + std::to_string(options.block_size)};
+
+  OpBuilder builder(&context);
+  Location loc = builder.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  module->getOperation()->setAttr("attn.model_type",
+                                  builder.getStringAttr(config.model_type));
+  if (options.tp > 1)
+    module->getOperation()->setAttr(
+        "attn.tensor_parallel",
+        builder.getDenseI64ArrayAttr({options.tp, options.rank}));
+  builder.setInsertionPointToEnd(module->getBody());
+  for (const LayerKind &kind : config.kinds) {
+    Expected<RankShard> shard = computeRankShard(
+        kind.heads, options.tp, options.rank, CheckpointForm::Fused);
+    if (!shard) {
+      Error error = shard.error();
+      error.rule += " (layer kind " + kind.name + ")";
+      return error;
+    }
+    KindBuilder(builder, kind, shard->local.shape, *activation, cacheElement,
+                options.block_size)
+        .build(loc);
+  }
+  if (failed(verify(*module)))
+    return Error{"", "internal error: the built module does not verify"};
+  return std::move(module);
+}
+
+} // namespace attnc

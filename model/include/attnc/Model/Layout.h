@@ -1,0 +1,135 @@
+//===- Layout.h - Fused QKV(G) layout and tensor-parallel shards -*- C++ -*-===//
+//
+// The one source of truth for where q, k, v and the output gate live in the
+// fused QKV(G) projection output, and for which checkpoint rows each
+// tensor-parallel rank loads. Nobody else recomputes Hq*Dqk + Hkv*Dqk + Hkv*Dv.
+//
+// Every segment is described per head: head h of a segment occupies columns
+// [offset + h * head_stride, offset + h * head_stride + head_size) of the fused
+// width. For the concatenated layouts head_stride == head_size; for the
+// q/gate-interleaved layout q and gate heads alternate, so both have
+// head_stride == Dqk + Dv.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_MODEL_LAYOUT_H
+#define ATTNC_MODEL_LAYOUT_H
+
+#include "attnc/Model/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnc {
+
+/// Where the output gate (width Dv per query head) sits in the fused output.
+enum class GateLayout {
+  /// No output gate: fused width is Hq*Dqk + Hkv*Dqk + Hkv*Dv.
+  None,
+  /// `[q | k | v | g]`: the gate is a fourth contiguous segment.
+  Concatenated,
+  /// `[q0 g0 q1 g1 ... | k | v]`: each query head is followed by its gate head
+  /// (Qwen3-Next / Qwen3.5 style, where q_proj outputs both).
+  InterleavedWithQ,
+};
+
+/// Spelling used in IR, JSON and on the command line: "none", "qkvg",
+/// "interleaved".
+const char *gateLayoutName(GateLayout layout);
+/// Inverse of gateLayoutName; std::nullopt for an unknown spelling.
+std::optional<GateLayout> parseGateLayout(const std::string &name);
+
+/// The head counts and head dims of one attention layer.
+struct HeadShape {
+  int64_t num_q_heads = 0;  ///< Hq
+  int64_t num_kv_heads = 0; ///< Hkv
+  int64_t qk_head_dim = 0;  ///< Dqk
+  int64_t v_head_dim = 0;   ///< Dv
+  GateLayout gate = GateLayout::None;
+};
+
+/// Checks Hq >= 1, Hkv >= 1, Hq % Hkv == 0, Dqk >= 1, Dv >= 1. The error names
+/// the field ("num_q_heads", "num_kv_heads", "qk_head_dim", "v_head_dim").
+Expected<HeadShape> validateHeadShape(const HeadShape &shape);
+
+enum class SegmentKind { Q, K, V, Gate };
+const char *segmentKindName(SegmentKind kind); ///< "q", "k", "v", "gate"
+
+/// One segment of the fused projection output, described per head.
+struct Segment {
+  SegmentKind kind;
+  int64_t offset = 0;      ///< column of head 0's first element
+  int64_t num_heads = 0;   ///< heads in this segment
+  int64_t head_size = 0;   ///< columns per head (Dqk for q/k, Dv for v/gate)
+  int64_t head_stride = 0; ///< columns from one head's start to the next
+  /// Columns covered: num_heads * head_size.
+  int64_t size() const { return num_heads * head_size; }
+  /// First column of head `h`.
+  int64_t headOffset(int64_t h) const { return offset + h * head_stride; }
+};
+
+/// The fused QKV(G) layout of one projection output.
+struct FusedLayout {
+  HeadShape shape;
+  int64_t width = 0;             ///< total fused width W
+  std::vector<Segment> segments; ///< q, k, v[, gate], in that order
+
+  /// The segment of a kind, or nullptr (only Gate can be absent).
+  const Segment *find(SegmentKind kind) const;
+};
+
+/// Layout for a validated shape; errors as validateHeadShape.
+Expected<FusedLayout> computeFusedLayout(const HeadShape &shape);
+
+/// How the checkpoint stores the projection weight (rows = output features).
+enum class CheckpointForm {
+  /// Separate q_proj / k_proj / v_proj (/ g_proj for the concatenated gate)
+  /// tensors. With the interleaved gate layout, q_proj holds q and gate
+  /// interleaved per head and there is no separate gate tensor.
+  Separate,
+  /// One already-fused qkv(g) tensor laid out as computeFusedLayout says for
+  /// the unsharded shape.
+  Fused,
+};
+
+/// Which checkpoint tensor a row range comes from.
+enum class CheckpointTensor { QProj, KProj, VProj, GateProj, Fused };
+const char *checkpointTensorName(CheckpointTensor tensor); ///< "q_proj", ...
+
+/// A contiguous range of checkpoint rows copied into the rank's fused
+/// parameter.
+struct RowCopy {
+  SegmentKind segment;      ///< the segment the rows belong to
+  CheckpointTensor source;  ///< where they come from
+  int64_t source_row = 0;   ///< first row in the source tensor
+  int64_t dest_row = 0;     ///< first row in the rank's fused parameter
+  int64_t rows = 0;         ///< number of rows
+};
+
+/// What one tensor-parallel rank holds.
+struct RankShard {
+  int64_t tp = 1;
+  int64_t rank = 0;
+  /// The rank's local head shape and fused layout (width = per-rank width).
+  FusedLayout local;
+  /// True when tp > Hkv and the rank holds a replica of one KV head.
+  bool kv_replicated = false;
+  /// Global index of the rank's first query head / KV head.
+  int64_t first_q_head = 0;
+  int64_t first_kv_head = 0;
+  /// Row copies that assemble the rank's fused parameter, sorted by dest_row;
+  /// adjacent runs merged; together they cover [0, local.width) exactly once.
+  std::vector<RowCopy> copies;
+};
+
+/// Checks the tensor-parallel rule and computes rank `rank`'s shard.
+/// Rules (error field in quotes): "tp" >= 1; tp divides Hq; if tp > Hkv then
+/// tp % Hkv == 0 (rank r holds KV head r*Hkv/tp), else tp divides Hkv; "rank"
+/// in [0, tp).
+Expected<RankShard> computeRankShard(const HeadShape &shape, int64_t tp,
+                                     int64_t rank, CheckpointForm form);
+
+} // namespace attnc
+
+#endif // ATTNC_MODEL_LAYOUT_H

@@ -1,0 +1,120 @@
+//===- ModelConfig.h - Attention description of a model ---------*- C++ -*-===//
+//
+// What attnc needs to know about a model's attention layers, read from a
+// Hugging Face config.json or an attnc spec file (the same fields spelled
+// out). A model has one or more layer kinds (e.g. full and sliding-window
+// layers, each with its own head counts); each kind becomes one function in
+// the `attn` dialect and one set of kernels.
+//
+// Optional features are explicit values here (NormStyle::None,
+// RopeStyle::None, GateLayout::None, sliding_window == 0, sinks == false),
+// never null pointers at run time.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_MODEL_MODELCONFIG_H
+#define ATTNC_MODEL_MODELCONFIG_H
+
+#include "attnc/Model/Error.h"
+#include "attnc/Model/Layout.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnc {
+
+/// Per-head q/k RMSNorm style.
+enum class NormStyle {
+  None,  ///< no q/k norm in this model
+  Plain, ///< x * rsqrt(mean(x^2) + eps) * w           (Qwen3)
+  Gemma, ///< x * rsqrt(mean(x^2) + eps) * (1 + w)     (Gemma 3)
+};
+const char *normStyleName(NormStyle style); ///< "none", "rms", "gemma"
+
+/// Rotary embedding style.
+enum class RopeStyle {
+  None, ///< no rotary embedding
+  Neox, ///< rotate halves: (x[i], x[i + rotary_dim/2])
+  Gptj, ///< rotate interleaved pairs: (x[2i], x[2i+1])
+};
+const char *ropeStyleName(RopeStyle style); ///< "none", "neox", "gptj"
+
+enum class RopeScalingKind { None, Linear, Llama3, Yarn, DynamicNtk };
+/// "none", "linear", "llama3", "yarn", "dynamic"
+const char *ropeScalingKindName(RopeScalingKind kind);
+
+/// Rotary frequency scaling; which fields matter depends on `kind`.
+struct RopeScaling {
+  RopeScalingKind kind = RopeScalingKind::None;
+  double factor = 1.0;                   ///< linear, llama3, yarn, dynamic
+  int64_t original_max_position = 0;     ///< llama3, yarn, dynamic
+  double low_freq_factor = 1.0;          ///< llama3
+  double high_freq_factor = 4.0;         ///< llama3
+  double beta_fast = 32.0;               ///< yarn
+  double beta_slow = 1.0;                ///< yarn
+  double mscale = 1.0;                   ///< yarn (DeepSeek form)
+  double mscale_all_dim = 0.0;           ///< yarn (DeepSeek form); 0 = absent
+  bool truncate = true;                  ///< yarn (gpt-oss: false)
+};
+
+struct RopeConfig {
+  RopeStyle style = RopeStyle::None;
+  /// Dims of Dqk that rotate; even; rotary_offset + rotary_dim <= Dqk;
+  /// 0 iff style == None.
+  int64_t rotary_dim = 0;
+  /// First rotated dim: 0 for ordinary models (partial rotary rotates the
+  /// leading dims), qk_nope_head_dim for MLA (the rope part comes last).
+  int64_t rotary_offset = 0;
+  double theta = 10000.0;
+  RopeScaling scaling;
+};
+
+/// One kind of attention layer of a model.
+struct LayerKind {
+  /// "full_attention", "sliding_attention", ... (a valid identifier).
+  std::string name;
+  /// Indices of the model's layers of this kind, ascending.
+  std::vector<int64_t> layers;
+  HeadShape heads;
+  NormStyle qk_norm = NormStyle::None;
+  double norm_eps = 1e-6;
+  /// Norm before rope (all supported families); kept explicit for the fuser.
+  bool norm_before_rope = true;
+  RopeConfig rope;
+  /// Keys visible to a query: 0 = unlimited, else the window size.
+  int64_t sliding_window = 0;
+  /// Per-head learned attention-sink logits (gpt-oss, MiMo sliding layers).
+  bool sinks = false;
+  /// Softmax scale applied to q.k (default 1/sqrt(Dqk)).
+  double softmax_scale = 0.0;
+  /// tanh soft-cap of the logits; 0 = none.
+  double logit_softcap = 0.0;
+  /// Multiplier applied to V (MiMo-V2-Flash's attention_value_scale); 1 = none.
+  double value_scale = 1.0;
+};
+
+/// The attention description of a whole model.
+struct ModelConfig {
+  std::string model_type;       ///< as in config.json ("qwen3", ...)
+  std::string dtype = "bf16";   ///< activation dtype: "bf16" | "fp16" | "fp32"
+  int64_t num_layers = 0;
+  int64_t max_position_embeddings = 0;
+  std::vector<LayerKind> kinds; ///< at least one; names unique
+};
+
+/// Reads a Hugging Face config.json or an attnc spec (JSON text). Errors name
+/// the field (dotted path) and the rule; never throws.
+Expected<ModelConfig> importModelConfig(std::string_view json_text);
+
+/// Reads a file then importModelConfig; an unreadable or empty file is an
+/// error naming the path.
+Expected<ModelConfig> importModelConfigFile(const std::string &path);
+
+/// Serialises to the attnc spec form (JSON text, every field spelled out);
+/// importModelConfig(toSpecJson(c)) reproduces c.
+std::string toSpecJson(const ModelConfig &config);
+
+} // namespace attnc
+
+#endif // ATTNC_MODEL_MODELCONFIG_H

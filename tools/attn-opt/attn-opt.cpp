@@ -1,0 +1,21 @@
+//===- attn-opt.cpp - The attn pass driver --------------------------------===//
+//
+// Parses, verifies, transforms and prints `attn` IR; the driver of the lit
+// suite.
+//
+//===----------------------------------------------------------------------===//
+#include "attnc/Dialect/Attn/AttnDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::DialectRegistry registry;
+  registry.insert<attnc::attn::AttnDialect, mlir::func::FuncDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "attnc pass driver\n", registry));
+}

@@ -1,0 +1,378 @@
+//===- attnc.cpp - The attnc ahead-of-time command-line tool --------------===//
+//
+//   attnc layout <config.json> [--tp N] [--rank R] [--json]
+//   attnc import <config.json> [--tp N --rank R] [--dtype bf16|fp16]
+//                [--kv-dtype bf16|fp16|fp8] [--block-size N] [-o FILE]
+//
+// Exit status: 0 success, 2 bad input (usage, config, request), 1 internal
+// failure. Every error is one line naming the field and the rule.
+//
+//===----------------------------------------------------------------------===//
+#include "attnc/Dialect/Attn/LayerBuilder.h"
+#include "attnc/Model/Layout.h"
+#include "attnc/Model/ModelConfig.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitInternal = 1;
+constexpr int kExitBadInput = 2;
+
+const char *kUsage =
+    "usage: attnc <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  layout <config.json> [--tp N] [--rank R] [--json]\n"
+    "      fused QKV(G) segments and tensor-parallel shards of each layer kind\n"
+    "  import <config.json> [--tp N --rank R] [--dtype bf16|fp16]\n"
+    "         [--kv-dtype bf16|fp16|fp8] [--block-size N] [-o FILE]\n"
+    "      the layers in the attn dialect, one function per layer kind\n"
+    "\n"
+    "exit status: 0 ok, 2 bad input (the message names the field), 1 internal error\n";
+
+int fail(int status, const std::string &message) {
+  std::fprintf(stderr, "attnc: error: %s\n", message.c_str());
+  return status;
+}
+
+/// Parsed command line: positional arguments and --flag values.
+struct Args {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> values;
+  std::map<std::string, bool> switches;
+};
+
+/// Parses `argv` against the flags a command accepts. Value flags take the
+/// next argument or `--flag=value`.
+std::optional<std::string> parseArgs(int argc, char **argv, int first,
+                                     const std::vector<std::string> &valueFlags,
+                                     const std::vector<std::string> &switches,
+                                     Args &args) {
+  auto contains = [](const std::vector<std::string> &list,
+                     const std::string &x) {
+    for (const std::string &y : list)
+      if (x == y)
+        return true;
+    return false;
+  };
+  for (int i = first; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      args.positional.push_back(arg);
+      continue;
+    }
+    std::string name = arg, value;
+    bool hasValue = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      hasValue = true;
+    }
+    if (contains(switches, name) && !hasValue) {
+      args.switches[name] = true;
+    } else if (contains(valueFlags, name)) {
+      if (!hasValue) {
+        if (i + 1 >= argc)
+          return name + ": needs a value";
+        value = argv[++i];
+      }
+      args.values[name] = value;
+    } else {
+      return name + ": unknown option";
+    }
+  }
+  return std::nullopt;
+}
+
+/// Reads an integer option; the error names the flag.
+std::optional<std::string> intOption(const Args &args, const std::string &name,
+                                     int64_t &out) {
+  auto it = args.values.find(name);
+  if (it == args.values.end())
+    return std::nullopt;
+  const std::string &text = it->second;
+  char *end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE)
+    return name + ": must be an integer, got '" + text + "'";
+  out = value;
+  return std::nullopt;
+}
+
+std::string joinLayers(const std::vector<int64_t> &layers) {
+  std::string text;
+  for (size_t i = 0; i < layers.size(); ++i)
+    text += (i ? "," : "") + std::to_string(layers[i]);
+  return text;
+}
+
+nlohmann::json segmentsJson(const attnc::FusedLayout &layout) {
+  nlohmann::json segments = nlohmann::json::array();
+  for (const attnc::Segment &s : layout.segments)
+    segments.push_back({{"segment", attnc::segmentKindName(s.kind)},
+                        {"offset", s.offset},
+                        {"num_heads", s.num_heads},
+                        {"head_size", s.head_size},
+                        {"head_stride", s.head_stride},
+                        {"size", s.size()}});
+  return segments;
+}
+
+nlohmann::json copiesJson(const std::vector<attnc::RowCopy> &copies) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const attnc::RowCopy &c : copies)
+    list.push_back({{"segment", attnc::segmentKindName(c.segment)},
+                    {"source", attnc::checkpointTensorName(c.source)},
+                    {"source_row", c.source_row},
+                    {"dest_row", c.dest_row},
+                    {"rows", c.rows}});
+  return list;
+}
+
+void printSegments(std::string &out, const attnc::FusedLayout &layout,
+                   const char *indent) {
+  char line[160];
+  std::snprintf(line, sizeof line, "%s%-8s %8s %6s %10s %12s %8s\n", indent,
+                "segment", "offset", "heads", "head_size", "head_stride",
+                "size");
+  out += line;
+  for (const attnc::Segment &s : layout.segments) {
+    std::snprintf(line, sizeof line,
+                  "%s%-8s %8lld %6lld %10lld %12lld %8lld\n", indent,
+                  attnc::segmentKindName(s.kind), (long long)s.offset,
+                  (long long)s.num_heads, (long long)s.head_size,
+                  (long long)s.head_stride, (long long)s.size());
+    out += line;
+  }
+}
+
+void printCopies(std::string &out, const char *title,
+                 const std::vector<attnc::RowCopy> &copies) {
+  char line[160];
+  std::snprintf(line, sizeof line, "      %s:\n", title);
+  out += line;
+  std::snprintf(line, sizeof line, "        %-8s %-8s %10s %8s %6s\n",
+                "segment", "source", "source_row", "dest_row", "rows");
+  out += line;
+  for (const attnc::RowCopy &c : copies) {
+    std::snprintf(line, sizeof line, "        %-8s %-8s %10lld %8lld %6lld\n",
+                  attnc::segmentKindName(c.segment),
+                  attnc::checkpointTensorName(c.source),
+                  (long long)c.source_row, (long long)c.dest_row,
+                  (long long)c.rows);
+    out += line;
+  }
+}
+
+int runLayout(int argc, char **argv) {
+  Args args;
+  if (auto error = parseArgs(argc, argv, 2, {"--tp", "--rank"}, {"--json"},
+                             args))
+    return fail(kExitBadInput, *error);
+  if (args.positional.size() != 1)
+    return fail(kExitBadInput, "layout: expected one config file");
+  const std::string &path = args.positional[0];
+  int64_t tp = 1, rank = -1;
+  if (auto e = intOption(args, "--tp", tp))
+    return fail(kExitBadInput, *e);
+  if (auto e = intOption(args, "--rank", rank))
+    return fail(kExitBadInput, *e);
+  if (args.values.count("--rank") && !args.values.count("--tp"))
+    return fail(kExitBadInput, "--rank: needs --tp");
+
+  attnc::Expected<attnc::ModelConfig> config =
+      attnc::importModelConfigFile(path);
+  if (!config)
+    return fail(kExitBadInput, path + ": " + config.error().message());
+
+  std::vector<int64_t> ranks;
+  if (rank >= 0 || args.values.count("--rank"))
+    ranks.push_back(rank);
+  else
+    for (int64_t r = 0; r < tp; ++r)
+      ranks.push_back(r);
+
+  nlohmann::json json = {{"config", path},
+                         {"model_type", config->model_type},
+                         {"layer_kinds", nlohmann::json::array()}};
+  std::string text = "model " + config->model_type + " (" + path + ")\n";
+  for (const attnc::LayerKind &kind : config->kinds) {
+    attnc::Expected<attnc::FusedLayout> layout =
+        attnc::computeFusedLayout(kind.heads);
+    if (!layout)
+      return fail(kExitBadInput, path + ": " + kind.name + ": " +
+                                     layout.error().message());
+    const attnc::HeadShape &h = kind.heads;
+    nlohmann::json kindJson = {
+        {"name", kind.name},
+        {"layers", kind.layers},
+        {"num_q_heads", h.num_q_heads},
+        {"num_kv_heads", h.num_kv_heads},
+        {"qk_head_dim", h.qk_head_dim},
+        {"v_head_dim", h.v_head_dim},
+        {"gate_layout", attnc::gateLayoutName(h.gate)},
+        {"fused_width", layout->width},
+        {"segments", segmentsJson(*layout)}};
+    text += "\nlayer kind " + kind.name + ": " +
+            std::to_string(kind.layers.size()) + " layers [" +
+            joinLayers(kind.layers) + "]\n";
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "  num_q_heads %lld  num_kv_heads %lld  qk_head_dim %lld  "
+                  "v_head_dim %lld  gate %s  fused_width %lld\n",
+                  (long long)h.num_q_heads, (long long)h.num_kv_heads,
+                  (long long)h.qk_head_dim, (long long)h.v_head_dim,
+                  attnc::gateLayoutName(h.gate), (long long)layout->width);
+    text += line;
+    printSegments(text, *layout, "  ");
+
+    if (args.values.count("--tp")) {
+      nlohmann::json rankList = nlohmann::json::array();
+      for (int64_t r : ranks) {
+        auto separate = attnc::computeRankShard(
+            h, tp, r, attnc::CheckpointForm::Separate);
+        if (!separate)
+          return fail(kExitBadInput, path + ": " + kind.name + ": " +
+                                         separate.error().message());
+        auto fused =
+            attnc::computeRankShard(h, tp, r, attnc::CheckpointForm::Fused);
+        if (!fused)
+          return fail(kExitBadInput, path + ": " + kind.name + ": " +
+                                         fused.error().message());
+        const attnc::HeadShape &local = separate->local.shape;
+        rankList.push_back(
+            {{"rank", r},
+             {"kv_replicated", separate->kv_replicated},
+             {"first_q_head", separate->first_q_head},
+             {"first_kv_head", separate->first_kv_head},
+             {"num_q_heads", local.num_q_heads},
+             {"num_kv_heads", local.num_kv_heads},
+             {"fused_width", separate->local.width},
+             {"segments", segmentsJson(separate->local)},
+             {"copies_from_separate", copiesJson(separate->copies)},
+             {"copies_from_fused", copiesJson(fused->copies)}});
+        std::snprintf(line, sizeof line,
+                      "\n  tp %lld rank %lld: num_q_heads %lld (from head "
+                      "%lld)  num_kv_heads %lld (from head %lld%s)  "
+                      "fused_width %lld\n",
+                      (long long)tp, (long long)r,
+                      (long long)local.num_q_heads,
+                      (long long)separate->first_q_head,
+                      (long long)local.num_kv_heads,
+                      (long long)separate->first_kv_head,
+                      separate->kv_replicated ? ", replicated" : "",
+                      (long long)separate->local.width);
+        text += line;
+        printSegments(text, separate->local, "    ");
+        printCopies(text, "rows from separate q/k/v(/gate) tensors",
+                    separate->copies);
+        printCopies(text, "rows from the fused checkpoint tensor",
+                    fused->copies);
+      }
+      kindJson["tensor_parallel"] = {{"tp", tp}, {"ranks", rankList}};
+    }
+    json["layer_kinds"].push_back(kindJson);
+  }
+  if (args.switches.count("--json"))
+    std::printf("%s\n", json.dump(2).c_str());
+  else
+    std::fputs(text.c_str(), stdout);
+  return kExitOk;
+}
+
+int runImport(int argc, char **argv) {
+  Args args;
+  if (auto error =
+          parseArgs(argc, argv, 2,
+                    {"--tp", "--rank", "--dtype", "--kv-dtype", "--block-size",
+                     "-o"},
+                    {}, args))
+    return fail(kExitBadInput, *error);
+  if (args.positional.size() != 1)
+    return fail(kExitBadInput, "import: expected one config file");
+  const std::string &path = args.positional[0];
+  attnc::LayerBuildOptions options;
+  if (auto e = intOption(args, "--tp", options.tp))
+    return fail(kExitBadInput, *e);
+  if (auto e = intOption(args, "--rank", options.rank))
+    return fail(kExitBadInput, *e);
+  if (auto e = intOption(args, "--block-size", options.block_size))
+    return fail(kExitBadInput, *e);
+  if (args.values.count("--rank") && !args.values.count("--tp"))
+    return fail(kExitBadInput, "--rank: needs --tp");
+  if (auto it = args.values.find("--dtype"); it != args.values.end()) {
+    if (it->second != "bf16" && it->second != "fp16")
+      return fail(kExitBadInput,
+                  "--dtype: must be bf16 or fp16, got '" + it->second + "'");
+    options.dtype = it->second;
+  }
+  if (auto it = args.values.find("--kv-dtype"); it != args.values.end()) {
+    if (it->second == "bf16")
+      options.kv_dtype = attnc::KvCacheDtype::BF16;
+    else if (it->second == "fp16")
+      options.kv_dtype = attnc::KvCacheDtype::FP16;
+    else if (it->second == "fp8")
+      options.kv_dtype = attnc::KvCacheDtype::FP8E4M3;
+    else
+      return fail(kExitBadInput, "--kv-dtype: must be bf16, fp16 or fp8, got '" +
+                                     it->second + "'");
+  }
+
+  attnc::Expected<attnc::ModelConfig> config =
+      attnc::importModelConfigFile(path);
+  if (!config)
+    return fail(kExitBadInput, path + ": " + config.error().message());
+
+  mlir::MLIRContext context;
+  auto module = attnc::buildModelModule(context, *config, options);
+  if (!module)
+    return fail(kExitBadInput, path + ": " + module.error().message());
+
+  std::string outPath = "-";
+  if (auto it = args.values.find("-o"); it != args.values.end())
+    outPath = it->second;
+  std::error_code ec;
+  llvm::raw_fd_ostream os(outPath, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return fail(kExitBadInput, "-o: cannot write '" + outPath +
+                                   "': " + ec.message());
+  (*module)->print(os);
+  os << "\n";
+  return kExitOk;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2)
+    return fail(kExitBadInput, std::string("missing command\n") + kUsage);
+  std::string command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (command == "--version") {
+    std::printf("attnc %s\n", ATTNC_VERSION);
+    return kExitOk;
+  }
+  if (command == "layout")
+    return runLayout(argc, argv);
+  if (command == "import")
+    return runImport(argc, argv);
+  return fail(kExitBadInput,
+              "unknown command '" + command + "'\n" + std::string(kUsage));
+}
