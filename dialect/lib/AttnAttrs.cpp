@@ -7,6 +7,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <charconv>
 #include <cmath>
 
 using namespace mlir;
@@ -18,6 +19,12 @@ using namespace attnc::attn;
 #include "attnc/Dialect/Attn/AttnAttrs.cpp.inc"
 
 namespace attnc::attn {
+
+std::string formatDouble(double value) {
+  char buffer[32];
+  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return std::string(buffer, result.ptr);
+}
 
 FailureOr<F64> parseF64Parameter(AsmParser &parser) {
   double value = 0;
@@ -51,10 +58,23 @@ RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t originalMaxPosition, F64 lowFreqFactor,
                         F64 highFreqFactor, F64 betaFast, F64 betaSlow,
                         F64 mscale, F64 mscaleAllDim, bool truncate) {
+  // Every float field must be finite (a NaN would also break attribute
+  // uniquing, which compares fields with ==), whether or not `kind` uses it.
+  for (auto [name, value] :
+       {std::pair<const char *, double>{"low_freq_factor", lowFreqFactor},
+        {"high_freq_factor", highFreqFactor},
+        {"beta_fast", betaFast},
+        {"beta_slow", betaSlow},
+        {"mscale", mscale},
+        {"mscale_all_dim", mscaleAllDim}})
+    if (!std::isfinite(value))
+      return emitError() << "rope_scaling " << name
+                         << " must be a finite number, got "
+                         << formatDouble(value);
   if (!(factor > 0) || !std::isfinite(factor.value))
     return emitError() << "rope_scaling factor must be a positive finite "
                           "number, got "
-                       << factor.value;
+                       << formatDouble(factor);
   if (originalMaxPosition < 0)
     return emitError() << "rope_scaling original_max_position must be >= 0, "
                           "got "
@@ -68,13 +88,15 @@ RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (kind == RopeScalingKind::llama3 && !(highFreqFactor > lowFreqFactor))
     return emitError() << "rope_scaling high_freq_factor must be greater than "
                           "low_freq_factor for llama3 scaling ("
-                       << highFreqFactor.value << " <= " << lowFreqFactor.value << ")";
+                       << formatDouble(highFreqFactor) << " <= "
+                       << formatDouble(lowFreqFactor) << ")";
   // Kimi-K2 ships beta_fast == beta_slow; the ramp then degenerates to a
   // step, which the rotation code handles, so only an inverted pair is wrong.
   if (kind == RopeScalingKind::yarn && !(betaFast >= betaSlow))
     return emitError() << "rope_scaling beta_fast must be >= beta_slow for "
                           "yarn scaling ("
-                       << betaFast.value << " < " << betaSlow.value << ")";
+                       << formatDouble(betaFast) << " < "
+                       << formatDouble(betaSlow) << ")";
   if (mscale < 0 || mscaleAllDim < 0)
     return emitError() << "rope_scaling mscale and mscale_all_dim must be >= 0";
   (void)truncate;

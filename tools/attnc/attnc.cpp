@@ -48,6 +48,14 @@ int fail(int status, const std::string &message) {
   return status;
 }
 
+/// A config error as one line: "<path>: <field>: <rule>" (the field is left
+/// out when it is the path itself, as for an unreadable file).
+int configError(const std::string &path, const attnc::Error &error) {
+  if (error.field == path)
+    return fail(kExitBadInput, path + ": " + error.rule);
+  return fail(kExitBadInput, path + ": " + error.message());
+}
+
 /// Parsed command line: positional arguments and --flag values.
 struct Args {
   std::vector<std::string> positional;
@@ -197,7 +205,7 @@ int runLayout(int argc, char **argv) {
   attnc::Expected<attnc::ModelConfig> config =
       attnc::importModelConfigFile(path);
   if (!config)
-    return fail(kExitBadInput, path + ": " + config.error().message());
+    return configError(path, config.error());
 
   std::vector<int64_t> ranks;
   if (rank >= 0 || args.values.count("--rank"))
@@ -335,7 +343,7 @@ int runImport(int argc, char **argv) {
   attnc::Expected<attnc::ModelConfig> config =
       attnc::importModelConfigFile(path);
   if (!config)
-    return fail(kExitBadInput, path + ": " + config.error().message());
+    return configError(path, config.error());
 
   mlir::MLIRContext context;
   auto module = attnc::buildModelModule(context, *config, options);

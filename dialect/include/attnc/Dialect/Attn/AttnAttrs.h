@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "attnc/Dialect/Attn/AttnDialect.h"
 #include "attnc/Dialect/Attn/AttnEnums.h.inc"
@@ -37,6 +38,10 @@ inline llvm::hash_code hash_value(F64 x) {
 mlir::FailureOr<F64> parseF64Parameter(mlir::AsmParser &parser);
 /// Prints a floating-point parameter in a form that parses back exactly.
 void printF64Parameter(mlir::AsmPrinter &printer, double value);
+/// A double as the shortest text that reads back to the same value
+/// ("0.0721", "-10000", "inf"), for diagnostics: raw_ostream's "%e"
+/// ("7.210000e-02") can print two different values identically.
+std::string formatDouble(double value);
 /// Parses `true` or `false`.
 mlir::FailureOr<bool> parseBoolParameter(mlir::AsmParser &parser);
 } // namespace attnc::attn

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The test command: set-up, build, then the lit suite and the gtest suite.
+# Prints each suite's counts and a closing "N passed, N failed" line; exits
+# non-zero if any test fails.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${ATTNC_BUILD_DIR:-$root/build}
+
+"$root/scripts/build.sh" || exit 1
+
+passed=0
+failed=0
+status=0
+
+echo "== lit suite"
+lit_log=$(mktemp)
+/usr/lib/llvm-22/bin/lit -sv "$build/test" 2>&1 | tee "$lit_log"
+[[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+lit_passed=$(sed -n 's/^ *Passed *: *\([0-9]*\).*/\1/p' "$lit_log" | tail -1)
+lit_failed=$(awk -F: '/^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *:/ {n += $2} END {print n + 0}' "$lit_log")
+lit_skipped=$(sed -n 's/^ *Unsupported *: *\([0-9]*\).*/\1/p' "$lit_log" | tail -1)
+passed=$((passed + ${lit_passed:-0}))
+failed=$((failed + ${lit_failed:-0}))
+echo "lit: ${lit_passed:-0} passed, ${lit_failed:-0} failed, ${lit_skipped:-0} unsupported"
+
+echo "== gtest suite"
+gtest_log=$(mktemp)
+"$build/bin/attnc-unittests" --gtest_brief=1 2>&1 | tee "$gtest_log"
+[[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+g_passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$gtest_log")
+g_failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\?, listed below.*/\1/p' "$gtest_log")
+passed=$((passed + ${g_passed:-0}))
+failed=$((failed + ${g_failed:-0}))
+echo "gtest: ${g_passed:-0} passed, ${g_failed:-0} failed"
+
+rm -f "$lit_log" "$gtest_log"
+if [[ $status -ne 0 && $failed -eq 0 ]]; then
+  failed=1 # a runner failed without a countable test failure (crash, build)
+fi
+echo "attnc: $passed passed, $failed failed"
+exit $status
