@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -37,14 +38,24 @@ LogicalResult checkAtLeast(Operation *op, StringRef name, int64_t value,
 /// A dimension that may be dynamic in the type: `?` matches anything.
 constexpr int64_t kAny = ShapedType::kDynamic;
 
+/// A dimension as the type spells it: `?` for a dynamic one.
+std::string describeDim(int64_t dim) {
+  return dim == kAny ? std::string("?") : std::to_string(dim);
+}
+
 std::string describeShape(ArrayRef<int64_t> shape) {
   std::string text = "[";
   for (auto [i, dim] : llvm::enumerate(shape)) {
     if (i)
       text += ", ";
-    text += dim == kAny ? std::string("?") : std::to_string(dim);
+    text += describeDim(dim);
   }
   return text + "]";
+}
+
+/// Two dimensions agree unless both are static and differ.
+bool dimsAgree(int64_t x, int64_t y) {
+  return x == kAny || y == kAny || x == y;
 }
 
 /// Checks that `type` has `expected.size()` dims and that every static
@@ -102,7 +113,7 @@ LogicalResult checkSameDim(Operation *op, RankedTensorType a, StringRef aName,
                            RankedTensorType b, StringRef bName, int64_t ai,
                            int64_t bi, StringRef meaning) {
   int64_t x = a.getDimSize(ai), y = b.getDimSize(bi);
-  if (x == kAny || y == kAny || x == y)
+  if (dimsAgree(x, y))
     return success();
   return op->emitOpError() << meaning << " of " << aName << " (" << x
                            << ") must equal that of " << bName << " (" << y
@@ -187,6 +198,27 @@ LogicalResult QkvSplitOp::verify() {
                          << numKvHeads << ")";
 
   GateLayout gateLayout = getGateLayout();
+  // The layout library computes the width in plain int64 arithmetic; huge
+  // head counts or dims would wrap around (and could match a small qkv
+  // width), so the sum is checked for overflow first.
+  {
+    int64_t total = 0, term = 0;
+    bool overflow = false;
+    auto add = [&](int64_t a, int64_t b) {
+      overflow = overflow || llvm::MulOverflow(a, b, term) ||
+                 llvm::AddOverflow(total, term, total);
+    };
+    add(numQHeads, qkHeadDim);
+    add(numKvHeads, qkHeadDim);
+    add(numKvHeads, vHeadDim);
+    if (gateLayout != GateLayout::none)
+      add(numQHeads, vHeadDim);
+    if (overflow)
+      return emitOpError() << "the fused width implied by num_q_heads, "
+                              "num_kv_heads, qk_head_dim and v_head_dim "
+                              "overflows a 64-bit integer";
+  }
+
   attnc::HeadShape shape{numQHeads, numKvHeads, qkHeadDim, vHeadDim,
                          static_cast<attnc::GateLayout>(gateLayout)};
   attnc::Expected<attnc::FusedLayout> layout = attnc::computeFusedLayout(shape);
@@ -205,7 +237,7 @@ LogicalResult QkvSplitOp::verify() {
            << (gateLayout == GateLayout::none ? "" : " + num_q_heads*v_head_dim")
            << " = " << layout->width << " for gate_layout "
            << stringifyGateLayout(gateLayout) << ", got "
-           << (width == kAny ? std::string("?") : std::to_string(width));
+           << describeDim(width);
   Type element = qkvType.getElementType();
   if (failed(checkActivationType(op, "qkv", element)))
     return failure();
@@ -262,16 +294,20 @@ LogicalResult RmsNormOp::verify() {
   if (failed(checkActivationType(op, "input", inputType.getElementType())))
     return failure();
   int64_t headDim = inputType.getDimSize(2);
-  if (weightType.getRank() != 1 || weightType.getDimSize(0) != headDim)
+  if (weightType.getRank() != 1)
+    return emitOpError() << "weight must have rank 1 [head_dim], got "
+                         << weightType;
+  if (!dimsAgree(weightType.getDimSize(0), headDim))
     return emitOpError() << "weight length must equal the head dim it "
                             "normalises ("
-                         << headDim << "), got " << weightType;
+                         << describeDim(headDim) << "), got " << weightType;
   if (!isActivationType(weightType.getElementType()))
     return emitOpError() << "weight element type must be bf16, f16 or f32, got "
                          << weightType.getElementType();
   double eps = getEps().convertToDouble();
   if (!(eps > 0) || !std::isfinite(eps))
-    return emitOpError() << "eps must be a positive finite number, got " << eps;
+    return emitOpError() << "eps must be a positive finite number, got "
+                         << formatDouble(eps);
   return success();
 }
 
@@ -296,14 +332,16 @@ LogicalResult RopeOp::verify() {
     return failure();
   if (rotaryDim % 2 != 0)
     return emitOpError() << "rotary_dim must be even, got " << rotaryDim;
-  if (rotaryOffset + rotaryDim > headDim)
+  // Both are >= 0 here, so `headDim - rotaryOffset` cannot overflow where
+  // `rotaryOffset + rotaryDim` could. A dynamic head dim admits any range.
+  if (headDim != kAny && rotaryDim > headDim - rotaryOffset)
     return emitOpError() << "rotary_offset + rotary_dim (" << rotaryOffset
                          << " + " << rotaryDim
                          << ") must be <= the head dim (" << headDim << ")";
   double theta = getTheta().convertToDouble();
   if (!(theta > 0) || !std::isfinite(theta))
     return emitOpError() << "theta must be a positive finite number, got "
-                         << theta;
+                         << formatDouble(theta);
   auto positionsType = cast<RankedTensorType>(getPositions().getType());
   if (failed(checkIndexTensor(op, "positions", positionsType, 1)) ||
       failed(checkSameDim(op, positionsType, "positions", inputType, "input", 0,
@@ -342,11 +380,11 @@ LogicalResult CacheWriteOp::verify() {
   if (failed(checkSameDim(op, kCache, "k_cache", kType, "k", 2, 1,
                           "num_kv_heads")))
     return failure();
-  if (kCache.getDimSize(3) != kType.getDimSize(2))
+  if (!dimsAgree(kCache.getDimSize(3), kType.getDimSize(2)))
     return emitOpError() << "k_cache head dim (" << kCache.getDimSize(3)
                          << ") must equal the k head dim, qk_head_dim ("
                          << kType.getDimSize(2) << ")";
-  if (vCache.getDimSize(3) != vType.getDimSize(2))
+  if (!dimsAgree(vCache.getDimSize(3), vType.getDimSize(2)))
     return emitOpError() << "v_cache head dim (" << vCache.getDimSize(3)
                          << ") must equal the v head dim, v_head_dim ("
                          << vType.getDimSize(2) << ")";
@@ -380,13 +418,14 @@ LogicalResult PagedAttentionOp::verify() {
 
   int64_t numQHeads = queryType.getDimSize(1);
   int64_t numKvHeads = kCache.getDimSize(2);
-  if (numQHeads != kAny && numKvHeads != kAny &&
-      (numKvHeads < 1 || numQHeads % numKvHeads != 0))
-    return emitOpError() << "num_q_heads (query dim 1, " << numQHeads
+  if (numKvHeads != kAny &&
+      (numKvHeads < 1 || (numQHeads != kAny && numQHeads % numKvHeads != 0)))
+    return emitOpError() << "num_q_heads (query dim 1, "
+                         << describeDim(numQHeads)
                          << ") must be divisible by num_kv_heads (k_cache dim "
                             "2, "
                          << numKvHeads << ")";
-  if (kCache.getDimSize(3) != queryType.getDimSize(2))
+  if (!dimsAgree(kCache.getDimSize(3), queryType.getDimSize(2)))
     return emitOpError() << "k_cache head dim (" << kCache.getDimSize(3)
                          << ") must equal the query head dim, qk_head_dim ("
                          << queryType.getDimSize(2) << ")";
@@ -431,18 +470,18 @@ LogicalResult PagedAttentionOp::verify() {
   if (!(scale > 0) || !std::isfinite(scale))
     return emitOpError() << "softmax_scale must be a positive finite number, "
                             "got "
-                         << scale;
+                         << formatDouble(scale);
   if (failed(checkAtLeast(op, "sliding_window",
                           signedValue(getSlidingWindowAttr()), 0)))
     return failure();
   double softcap = getLogitSoftcap().convertToDouble();
   if (!(softcap >= 0) || !std::isfinite(softcap))
     return emitOpError() << "logit_softcap must be >= 0 (0: none), got "
-                         << softcap;
+                         << formatDouble(softcap);
   double valueScale = getValueScale().convertToDouble();
   if (!(valueScale > 0) || !std::isfinite(valueScale))
     return emitOpError() << "value_scale must be a positive finite number, got "
-                         << valueScale;
+                         << formatDouble(valueScale);
   return success();
 }
 
