@@ -15,6 +15,7 @@
 #include "attnc/Model/Layout.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace attnc {
 
@@ -193,6 +194,16 @@ Expected<HeadShape> validateHeadShape(const HeadShape &shape) {
     return notPositive("qk_head_dim", shape.qk_head_dim);
   if (shape.v_head_dim < 1)
     return notPositive("v_head_dim", shape.v_head_dim);
+  // Caps keep every width and offset (at most 2*Hq*(Dqk+Dv)) far inside
+  // int64_t, so no caller has to think about overflow.
+  for (auto [field, value] :
+       {std::pair<const char *, int64_t>{"num_q_heads", shape.num_q_heads},
+        {"num_kv_heads", shape.num_kv_heads},
+        {"qk_head_dim", shape.qk_head_dim},
+        {"v_head_dim", shape.v_head_dim}})
+    if (value > kMaxHeadsOrDim)
+      return Error{field, "must be <= " + std::to_string(kMaxHeadsOrDim) +
+                              " (got " + std::to_string(value) + ")"};
   // An out-of-range enum value (e.g. cast from an int) would silently lay
   // out as no gate; refuse it instead.
   switch (shape.gate) {

@@ -844,3 +844,20 @@ TEST(LayoutNames, SegmentAndTensorNames) {
 }
 
 } // namespace
+
+using namespace attnc;
+
+// Values past kMaxHeadsOrDim are refused by name, so widths never overflow.
+TEST(LayoutErrors, HugeValuesAreRefusedNotWrapped) {
+  HeadShape shape{int64_t(1) << 62, 1, 1, 2, GateLayout::None};
+  Expected<FusedLayout> layout = computeFusedLayout(shape);
+  ASSERT_FALSE(layout);
+  EXPECT_EQ(layout.error().field, "num_q_heads");
+  EXPECT_NE(layout.error().rule.find("must be <= 1048576"), std::string::npos);
+  shape = {8, 8, 128, kMaxHeadsOrDim + 1, GateLayout::Concatenated};
+  layout = computeFusedLayout(shape);
+  ASSERT_FALSE(layout);
+  EXPECT_EQ(layout.error().field, "v_head_dim");
+  shape.v_head_dim = kMaxHeadsOrDim;
+  EXPECT_TRUE(computeFusedLayout(shape));
+}

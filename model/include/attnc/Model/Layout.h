@@ -49,8 +49,13 @@ struct HeadShape {
   GateLayout gate = GateLayout::None;
 };
 
-/// Checks Hq >= 1, Hkv >= 1, Hq % Hkv == 0, Dqk >= 1, Dv >= 1. The error names
-/// the field ("num_q_heads", "num_kv_heads", "qk_head_dim", "v_head_dim").
+/// Largest head count or head dim accepted (2^20): far beyond any model, and
+/// small enough that no width or offset can overflow int64_t.
+constexpr int64_t kMaxHeadsOrDim = int64_t(1) << 20;
+
+/// Checks 1 <= Hq, Hkv, Dqk, Dv <= kMaxHeadsOrDim and Hq % Hkv == 0. The
+/// error names the field ("num_q_heads", "num_kv_heads", "qk_head_dim",
+/// "v_head_dim").
 Expected<HeadShape> validateHeadShape(const HeadShape &shape);
 
 enum class SegmentKind { Q, K, V, Gate };
