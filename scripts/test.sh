@@ -25,13 +25,20 @@ echo "lit: ${lit_passed:-0} passed, ${lit_failed:-0} failed, ${lit_skipped:-0} u
 
 echo "== gtest suite"
 gtest_log=$(mktemp)
-"$build/bin/attnc-unittests" --gtest_brief=1 2>&1 | tee "$gtest_log"
-[[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
-g_passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$gtest_log")
-g_failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\?, listed below.*/\1/p' "$gtest_log")
-passed=$((passed + ${g_passed:-0}))
-failed=$((failed + ${g_failed:-0}))
-echo "gtest: ${g_passed:-0} passed, ${g_failed:-0} failed"
+g_passed=0
+g_failed=0
+for binary in "$build"/bin/attnc-*tests; do
+  echo "-- $(basename "$binary")"
+  "$binary" --gtest_brief=1 2>&1 | tee "$gtest_log"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+  n=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$gtest_log")
+  f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\?, listed below.*/\1/p' "$gtest_log")
+  g_passed=$((g_passed + ${n:-0}))
+  g_failed=$((g_failed + ${f:-0}))
+done
+passed=$((passed + g_passed))
+failed=$((failed + g_failed))
+echo "gtest: $g_passed passed, $g_failed failed"
 
 rm -f "$lit_log" "$gtest_log"
 if [[ $status -ne 0 && $failed -eq 0 ]]; then

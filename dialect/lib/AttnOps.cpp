@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -181,23 +182,30 @@ LogicalResult checkCachePair(Operation *op, RankedTensorType kCache,
 // qkv_split
 //===----------------------------------------------------------------------===//
 
-LogicalResult QkvSplitOp::verify() {
-  Operation *op = getOperation();
-  int64_t numQHeads = signedValue(getNumQHeadsAttr());
-  int64_t numKvHeads = signedValue(getNumKvHeadsAttr());
-  int64_t qkHeadDim = signedValue(getQkHeadDimAttr());
-  int64_t vHeadDim = signedValue(getVHeadDimAttr());
+/// The split rules shared by qkv_split and fused_preprocess: attribute
+/// ranges, GQA, the fused width from the layout library, and the shapes of q,
+/// k, v and (when given) the gate. `gate` may be null when the gate result
+/// was dropped; a gate with gate_layout none is an error.
+static LogicalResult verifySplit(Operation *op, IntegerAttr numQHeadsAttr,
+                                 IntegerAttr numKvHeadsAttr,
+                                 IntegerAttr qkHeadDimAttr,
+                                 IntegerAttr vHeadDimAttr,
+                                 GateLayout gateLayout, Value qkv, Type q,
+                                 Type k, Type v, Type gate) {
+  int64_t numQHeads = signedValue(numQHeadsAttr);
+  int64_t numKvHeads = signedValue(numKvHeadsAttr);
+  int64_t qkHeadDim = signedValue(qkHeadDimAttr);
+  int64_t vHeadDim = signedValue(vHeadDimAttr);
   if (failed(checkAtLeast(op, "num_q_heads", numQHeads, 1)) ||
       failed(checkAtLeast(op, "num_kv_heads", numKvHeads, 1)) ||
       failed(checkAtLeast(op, "qk_head_dim", qkHeadDim, 1)) ||
       failed(checkAtLeast(op, "v_head_dim", vHeadDim, 1)))
     return failure();
   if (numQHeads % numKvHeads != 0)
-    return emitOpError() << "num_q_heads (" << numQHeads
-                         << ") must be divisible by num_kv_heads ("
-                         << numKvHeads << ")";
+    return op->emitOpError() << "num_q_heads (" << numQHeads
+                             << ") must be divisible by num_kv_heads ("
+                             << numKvHeads << ")";
 
-  GateLayout gateLayout = getGateLayout();
   // The layout library computes the width in plain int64 arithmetic; huge
   // head counts or dims would wrap around (and could match a small qkv
   // width), so the sum is checked for overflow first.
@@ -214,7 +222,7 @@ LogicalResult QkvSplitOp::verify() {
     if (gateLayout != GateLayout::none)
       add(numQHeads, vHeadDim);
     if (overflow)
-      return emitOpError() << "the fused width implied by num_q_heads, "
+      return op->emitOpError() << "the fused width implied by num_q_heads, "
                               "num_kv_heads, qk_head_dim and v_head_dim "
                               "overflows a 64-bit integer";
   }
@@ -223,15 +231,15 @@ LogicalResult QkvSplitOp::verify() {
                          static_cast<attnc::GateLayout>(gateLayout)};
   attnc::Expected<attnc::FusedLayout> layout = attnc::computeFusedLayout(shape);
   if (!layout)
-    return emitOpError() << layout.error().message();
+    return op->emitOpError() << layout.error().message();
 
-  auto qkvType = cast<RankedTensorType>(getQkv().getType());
+  auto qkvType = cast<RankedTensorType>(qkv.getType());
   if (qkvType.getRank() != 2)
-    return emitOpError() << "qkv must have rank 2 [tokens, fused_width], got "
+    return op->emitOpError() << "qkv must have rank 2 [tokens, fused_width], got "
                          << qkvType;
   int64_t width = qkvType.getDimSize(1);
   if (width != layout->width)
-    return emitOpError()
+    return op->emitOpError()
            << "fused width (qkv dim 1) must equal num_q_heads*qk_head_dim + "
               "num_kv_heads*qk_head_dim + num_kv_heads*v_head_dim"
            << (gateLayout == GateLayout::none ? "" : " + num_q_heads*v_head_dim")
@@ -242,34 +250,29 @@ LogicalResult QkvSplitOp::verify() {
   if (failed(checkActivationType(op, "qkv", element)))
     return failure();
 
-  bool hasGate = gateLayout != GateLayout::none;
-  if (hasGate != static_cast<bool>(getGate()))
-    return emitOpError() << (hasGate ? "gate_layout " : "gate_layout none ")
-                         << (hasGate ? stringifyGateLayout(gateLayout).str() +
-                                           " needs a gate result"
-                                     : std::string("must not have a gate "
-                                                   "result"));
+  if (gateLayout == GateLayout::none && gate)
+    return op->emitOpError() << "gate_layout none must not have a gate result";
 
   int64_t tokens = qkvType.getDimSize(0);
   struct Expect {
-    Value value;
+    Type type;
     StringRef name;
     int64_t heads, dim;
     StringRef meaning;
   } expects[] = {
-      {getQ(), "q result", numQHeads, qkHeadDim,
+      {q, "q result", numQHeads, qkHeadDim,
        "tokens x num_q_heads x qk_head_dim"},
-      {getK(), "k result", numKvHeads, qkHeadDim,
+      {k, "k result", numKvHeads, qkHeadDim,
        "tokens x num_kv_heads x qk_head_dim"},
-      {getV(), "v result", numKvHeads, vHeadDim,
+      {v, "v result", numKvHeads, vHeadDim,
        "tokens x num_kv_heads x v_head_dim"},
-      {getGate(), "gate result", numQHeads, vHeadDim,
+      {gate, "gate result", numQHeads, vHeadDim,
        "tokens x num_q_heads x v_head_dim"},
   };
   for (const Expect &e : expects) {
-    if (!e.value)
+    if (!e.type)
       continue;
-    auto type = cast<RankedTensorType>(e.value.getType());
+    auto type = cast<RankedTensorType>(e.type);
     if (failed(checkShape(op, e.name, type, {tokens, e.heads, e.dim},
                           e.meaning)) ||
         failed(checkSameElementType(op, e.name, type.getElementType(), "qkv",
@@ -279,41 +282,90 @@ LogicalResult QkvSplitOp::verify() {
   return success();
 }
 
+LogicalResult QkvSplitOp::verify() {
+  Value gate = getGate();
+  return verifySplit(getOperation(), getNumQHeadsAttr(), getNumKvHeadsAttr(),
+                     getQkHeadDimAttr(), getVHeadDimAttr(), getGateLayout(),
+                     getQkv(), getQ().getType(), getK().getType(),
+                     getV().getType(), gate ? gate.getType() : Type());
+}
+
 //===----------------------------------------------------------------------===//
 // rms_norm
 //===----------------------------------------------------------------------===//
 
+/// Norm weight and eps rules shared by rms_norm and fused_preprocess; `what`
+/// names the weight operand.
+static LogicalResult verifyNormWeight(Operation *op, StringRef what,
+                                      int64_t headDim,
+                                      RankedTensorType weightType,
+                                      double eps) {
+  if (weightType.getRank() != 1)
+    return op->emitOpError() << what
+                             << " must have rank 1 [head_dim], got "
+                             << weightType;
+  if (!dimsAgree(weightType.getDimSize(0), headDim))
+    return op->emitOpError() << what
+                             << " length must equal the head dim it "
+                                "normalises ("
+                             << describeDim(headDim) << "), got "
+                             << weightType;
+  if (!isActivationType(weightType.getElementType()))
+    return op->emitOpError() << what
+                             << " element type must be bf16, f16 or f32, got "
+                             << weightType.getElementType();
+  if (!(eps > 0) || !std::isfinite(eps))
+    return op->emitOpError() << "eps must be a positive finite number, got "
+                             << formatDouble(eps);
+  return success();
+}
+
 LogicalResult RmsNormOp::verify() {
   Operation *op = getOperation();
   auto inputType = cast<RankedTensorType>(getInput().getType());
-  auto weightType = cast<RankedTensorType>(getWeight().getType());
   if (inputType.getRank() != 3)
     return emitOpError() << "input must have rank 3 [tokens, heads, "
                             "head_dim], got "
                          << inputType;
   if (failed(checkActivationType(op, "input", inputType.getElementType())))
     return failure();
-  int64_t headDim = inputType.getDimSize(2);
-  if (weightType.getRank() != 1)
-    return emitOpError() << "weight must have rank 1 [head_dim], got "
-                         << weightType;
-  if (!dimsAgree(weightType.getDimSize(0), headDim))
-    return emitOpError() << "weight length must equal the head dim it "
-                            "normalises ("
-                         << describeDim(headDim) << "), got " << weightType;
-  if (!isActivationType(weightType.getElementType()))
-    return emitOpError() << "weight element type must be bf16, f16 or f32, got "
-                         << weightType.getElementType();
-  double eps = getEps().convertToDouble();
-  if (!(eps > 0) || !std::isfinite(eps))
-    return emitOpError() << "eps must be a positive finite number, got "
-                         << formatDouble(eps);
-  return success();
+  return verifyNormWeight(op, "weight", inputType.getDimSize(2),
+                          cast<RankedTensorType>(getWeight().getType()),
+                          getEps().convertToDouble());
 }
 
 //===----------------------------------------------------------------------===//
 // rope
 //===----------------------------------------------------------------------===//
+
+/// Rotation rules shared by rope and fused_preprocess: rotary range within
+/// the head dim of `inputType` ([tokens, heads, Dqk]), theta, positions.
+static LogicalResult verifyRotation(Operation *op, RankedTensorType inputType,
+                                    int64_t rotaryDim, int64_t rotaryOffset,
+                                    double theta,
+                                    RankedTensorType positionsType) {
+  int64_t headDim = inputType.getDimSize(2);
+  if (failed(checkAtLeast(op, "rotary_dim", rotaryDim, 0)) ||
+      failed(checkAtLeast(op, "rotary_offset", rotaryOffset, 0)))
+    return failure();
+  if (rotaryDim % 2 != 0)
+    return op->emitOpError() << "rotary_dim must be even, got " << rotaryDim;
+  // Both are >= 0 here, so `headDim - rotaryOffset` cannot overflow where
+  // `rotaryOffset + rotaryDim` could. A dynamic head dim admits any range.
+  if (headDim != kAny && rotaryDim > headDim - rotaryOffset)
+    return op->emitOpError() << "rotary_offset + rotary_dim (" << rotaryOffset
+                             << " + " << rotaryDim
+                             << ") must be <= the head dim (" << headDim
+                             << ")";
+  if (!(theta > 0) || !std::isfinite(theta))
+    return op->emitOpError() << "theta must be a positive finite number, got "
+                             << formatDouble(theta);
+  if (failed(checkIndexTensor(op, "positions", positionsType, 1)) ||
+      failed(checkSameDim(op, positionsType, "positions", inputType, "input", 0,
+                          0, "token count (dim 0)")))
+    return failure();
+  return success();
+}
 
 LogicalResult RopeOp::verify() {
   Operation *op = getOperation();
@@ -324,46 +376,29 @@ LogicalResult RopeOp::verify() {
                          << inputType;
   if (failed(checkActivationType(op, "input", inputType.getElementType())))
     return failure();
-  int64_t headDim = inputType.getDimSize(2);
-  int64_t rotaryDim = signedValue(getRotaryDimAttr());
-  int64_t rotaryOffset = signedValue(getRotaryOffsetAttr());
-  if (failed(checkAtLeast(op, "rotary_dim", rotaryDim, 0)) ||
-      failed(checkAtLeast(op, "rotary_offset", rotaryOffset, 0)))
-    return failure();
-  if (rotaryDim % 2 != 0)
-    return emitOpError() << "rotary_dim must be even, got " << rotaryDim;
-  // Both are >= 0 here, so `headDim - rotaryOffset` cannot overflow where
-  // `rotaryOffset + rotaryDim` could. A dynamic head dim admits any range.
-  if (headDim != kAny && rotaryDim > headDim - rotaryOffset)
-    return emitOpError() << "rotary_offset + rotary_dim (" << rotaryOffset
-                         << " + " << rotaryDim
-                         << ") must be <= the head dim (" << headDim << ")";
-  double theta = getTheta().convertToDouble();
-  if (!(theta > 0) || !std::isfinite(theta))
-    return emitOpError() << "theta must be a positive finite number, got "
-                         << formatDouble(theta);
-  auto positionsType = cast<RankedTensorType>(getPositions().getType());
-  if (failed(checkIndexTensor(op, "positions", positionsType, 1)) ||
-      failed(checkSameDim(op, positionsType, "positions", inputType, "input", 0,
-                          0, "token count (dim 0)")))
-    return failure();
-  return success();
+  return verifyRotation(op, inputType, signedValue(getRotaryDimAttr()),
+                        signedValue(getRotaryOffsetAttr()),
+                        getTheta().convertToDouble(),
+                        cast<RankedTensorType>(getPositions().getType()));
 }
 
 //===----------------------------------------------------------------------===//
 // cache_write
 //===----------------------------------------------------------------------===//
 
-LogicalResult CacheWriteOp::verify() {
-  Operation *op = getOperation();
-  auto kType = cast<RankedTensorType>(getK().getType());
-  auto vType = cast<RankedTensorType>(getV().getType());
-  auto kCache = cast<RankedTensorType>(getKCache().getType());
-  auto vCache = cast<RankedTensorType>(getVCache().getType());
+/// Cache-write rules shared by cache_write and fused_preprocess: k/v against
+/// the caches (K cache head dim Dqk, V cache head dim Dv), slot mapping,
+/// fp8 scales.
+static LogicalResult verifyCacheWrite(Operation *op, RankedTensorType kType,
+                                      RankedTensorType vType, Value slotMapping,
+                                      Value kCacheValue, Value vCacheValue,
+                                      Value kScale, Value vScale) {
+  auto kCache = cast<RankedTensorType>(kCacheValue.getType());
+  auto vCache = cast<RankedTensorType>(vCacheValue.getType());
   for (auto [name, type] : {std::pair<StringRef, RankedTensorType>{"k", kType},
                             {"v", vType}})
     if (type.getRank() != 3)
-      return emitOpError() << name
+      return op->emitOpError() << name
                            << " must have rank 3 [tokens, num_kv_heads, "
                               "head_dim], got "
                            << type;
@@ -381,20 +416,27 @@ LogicalResult CacheWriteOp::verify() {
                           "num_kv_heads")))
     return failure();
   if (!dimsAgree(kCache.getDimSize(3), kType.getDimSize(2)))
-    return emitOpError() << "k_cache head dim (" << kCache.getDimSize(3)
+    return op->emitOpError() << "k_cache head dim (" << kCache.getDimSize(3)
                          << ") must equal the k head dim, qk_head_dim ("
                          << kType.getDimSize(2) << ")";
   if (!dimsAgree(vCache.getDimSize(3), vType.getDimSize(2)))
-    return emitOpError() << "v_cache head dim (" << vCache.getDimSize(3)
+    return op->emitOpError() << "v_cache head dim (" << vCache.getDimSize(3)
                          << ") must equal the v head dim, v_head_dim ("
                          << vType.getDimSize(2) << ")";
-  auto slotType = cast<RankedTensorType>(getSlotMapping().getType());
+  auto slotType = cast<RankedTensorType>(slotMapping.getType());
   if (failed(checkIndexTensor(op, "slot_mapping", slotType, 1)) ||
       failed(checkSameDim(op, slotType, "slot_mapping", kType, "k", 0, 0,
                           "token count (dim 0)")))
     return failure();
-  return checkCacheScales(op, kCache.getElementType(), getKScale(),
-                          getVScale());
+  return checkCacheScales(op, kCache.getElementType(), kScale, vScale);
+}
+
+LogicalResult CacheWriteOp::verify() {
+  return verifyCacheWrite(getOperation(),
+                          cast<RankedTensorType>(getK().getType()),
+                          cast<RankedTensorType>(getV().getType()),
+                          getSlotMapping(), getKCache(), getVCache(),
+                          getKScale(), getVScale());
 }
 
 //===----------------------------------------------------------------------===//
@@ -496,6 +538,258 @@ LogicalResult OutputGateOp::verify() {
                             "v_head_dim], got "
                          << type;
   return checkActivationType(getOperation(), "input", type.getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// fused_preprocess
+//===----------------------------------------------------------------------===//
+
+bool FusedPreprocessOp::hasStage(PreprocessStage stage) {
+  return llvm::any_of(getStages().getAsRange<PreprocessStageAttr>(),
+                      [&](PreprocessStageAttr s) { return s.getValue() == stage; });
+}
+
+LogicalResult FusedPreprocessOp::verify() {
+  Operation *op = getOperation();
+  Value gate = getGate();
+  if (failed(verifySplit(op, getNumQHeadsAttr(), getNumKvHeadsAttr(),
+                         getQkHeadDimAttr(), getVHeadDimAttr(), getGateLayout(),
+                         getQkv(), getQ().getType(), Type(), Type(),
+                         gate ? gate.getType() : Type())))
+    return failure();
+  auto qkvType = cast<RankedTensorType>(getQkv().getType());
+  Type element = qkvType.getElementType();
+  int64_t tokens = qkvType.getDimSize(0);
+  int64_t numKvHeads = signedValue(getNumKvHeadsAttr());
+  int64_t qkHeadDim = signedValue(getQkHeadDimAttr());
+  auto kType = RankedTensorType::get({tokens, numKvHeads, qkHeadDim}, element);
+  auto vType = RankedTensorType::get(
+      {tokens, numKvHeads, signedValue(getVHeadDimAttr())}, element);
+
+  // Each stage at most once; its operands and attributes present exactly
+  // when the stage is.
+  SmallVector<PreprocessStage> stages;
+  for (PreprocessStageAttr stage : getStages().getAsRange<PreprocessStageAttr>()) {
+    if (llvm::is_contained(stages, stage.getValue()))
+      return emitOpError() << "stages lists "
+                           << stringifyPreprocessStage(stage.getValue())
+                           << " twice";
+    stages.push_back(stage.getValue());
+  }
+  bool qNorm = llvm::is_contained(stages, PreprocessStage::q_norm);
+  bool kNorm = llvm::is_contained(stages, PreprocessStage::k_norm);
+  bool rope = llvm::is_contained(stages, PreprocessStage::rope);
+  auto presence = [&](bool stage, bool present, StringRef stageName,
+                      StringRef what) -> LogicalResult {
+    if (stage == present)
+      return success();
+    return emitOpError() << what << (stage ? " is required by" : " is only allowed with")
+                         << " the " << stageName << " stage";
+  };
+  if (failed(presence(qNorm, static_cast<bool>(getQNormWeight()), "q_norm",
+                      "q_norm_weight")) ||
+      failed(presence(kNorm, static_cast<bool>(getKNormWeight()), "k_norm",
+                      "k_norm_weight")) ||
+      failed(presence(qNorm || kNorm, static_cast<bool>(getNormStyleAttr()),
+                      "q_norm or k_norm", "norm_style")) ||
+      failed(presence(qNorm || kNorm, static_cast<bool>(getNormEpsAttr()),
+                      "q_norm or k_norm", "norm_eps")) ||
+      failed(presence(rope, static_cast<bool>(getPositions()), "rope",
+                      "positions")) ||
+      failed(presence(rope, static_cast<bool>(getRopeStyleAttr()), "rope",
+                      "rope_style")) ||
+      failed(presence(rope, static_cast<bool>(getRotaryDimAttr()), "rope",
+                      "rotary_dim")) ||
+      failed(presence(rope, static_cast<bool>(getRotaryOffsetAttr()), "rope",
+                      "rotary_offset")) ||
+      failed(presence(rope, static_cast<bool>(getThetaAttr()), "rope",
+                      "theta")))
+    return failure();
+  if (!rope && getScalingAttr())
+    return emitOpError() << "scaling is only allowed with the rope stage";
+  // q and k are normalised on the same side of the rotation: the kernel
+  // applies the stages in one order to both.
+  if (qNorm && kNorm && rope) {
+    auto position = [&](PreprocessStage s) {
+      return llvm::find(stages, s) - stages.begin();
+    };
+    bool qBefore = position(PreprocessStage::q_norm) < position(PreprocessStage::rope);
+    bool kBefore = position(PreprocessStage::k_norm) < position(PreprocessStage::rope);
+    if (qBefore != kBefore)
+      return emitOpError() << "q_norm and k_norm must be on the same side of "
+                              "rope in stages";
+  }
+
+  if (qNorm && failed(verifyNormWeight(
+                   op, "q_norm_weight", qkHeadDim,
+                   cast<RankedTensorType>(getQNormWeight().getType()),
+                   getNormEpsAttr().getValueAsDouble())))
+    return failure();
+  if (kNorm && failed(verifyNormWeight(
+                   op, "k_norm_weight", qkHeadDim,
+                   cast<RankedTensorType>(getKNormWeight().getType()),
+                   getNormEpsAttr().getValueAsDouble())))
+    return failure();
+  if (rope && failed(verifyRotation(
+                  op, kType, signedValue(getRotaryDimAttr()),
+                  signedValue(getRotaryOffsetAttr()),
+                  getThetaAttr().getValueAsDouble(),
+                  cast<RankedTensorType>(getPositions().getType()))))
+    return failure();
+  return verifyCacheWrite(op, kType, vType, getSlotMapping(), getKCache(),
+                          getVCache(), getKScale(), getVScale());
+}
+
+//===----------------------------------------------------------------------===//
+// Folders and canonicalization patterns (run by attn-canonicalize)
+//===----------------------------------------------------------------------===//
+
+/// rotary_dim 0 rotates nothing: the rope is the identity.
+OpFoldResult RopeOp::fold(FoldAdaptor) {
+  if (signedValue(getRotaryDimAttr()) == 0)
+    return getInput();
+  return {};
+}
+
+/// A gate whose sigmoid is 1 everywhere (a splat constant at least 64, where
+/// sigmoid rounds to 1 in f32 and every narrower type) leaves the output as
+/// it is.
+OpFoldResult OutputGateOp::fold(FoldAdaptor adaptor) {
+  auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getGate());
+  if (!splat || !isa<FloatType>(splat.getElementType()))
+    return {};
+  double value = splat.getSplatValue<APFloat>().convertToDouble();
+  if (value >= 64.0)
+    return getInput();
+  return {};
+}
+
+namespace {
+
+/// qkv_split whose gate result has no users: split without it. The gate
+/// columns stay in the layout (gate_layout is kept) and are skipped.
+struct DropUnusedSplitGate : OpRewritePattern<QkvSplitOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(QkvSplitOp op,
+                                PatternRewriter &rewriter) const override {
+    Value gate = op.getGate();
+    if (!gate || !gate.use_empty())
+      return failure();
+    auto replacement = QkvSplitOp::create(
+        rewriter, op.getLoc(), op.getQ().getType(), op.getK().getType(),
+        op.getV().getType(), Type(), op.getQkv(), op.getNumQHeadsAttr(),
+        op.getNumKvHeadsAttr(), op.getQkHeadDimAttr(), op.getVHeadDimAttr(),
+        op.getGateLayoutAttr());
+    rewriter.replaceOp(op, {replacement.getQ(), replacement.getK(),
+                            replacement.getV(), Value()});
+    return success();
+  }
+};
+
+/// The same for the fused op's gate output.
+struct DropUnusedFusedGate : OpRewritePattern<FusedPreprocessOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FusedPreprocessOp op,
+                                PatternRewriter &rewriter) const override {
+    Value gate = op.getGate();
+    if (!gate || !gate.use_empty())
+      return failure();
+    SmallVector<Type> types = {op.getQ().getType(), op.getKCacheOut().getType(),
+                               op.getVCacheOut().getType()};
+    OperationState state(op.getLoc(), op->getName());
+    state.addOperands(op->getOperands());
+    state.addTypes(types);
+    state.propertiesAttr = op->getPropertiesAsAttribute();
+    state.addAttributes(llvm::to_vector(op->getDiscardableAttrs()));
+    Operation *replacement = rewriter.create(state);
+    rewriter.replaceOp(op, {replacement->getResult(0), replacement->getResult(1),
+                            replacement->getResult(2), Value()});
+    return success();
+  }
+};
+
+} // namespace
+
+void QkvSplitOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                             MLIRContext *context) {
+  results.add<DropUnusedSplitGate>(context);
+}
+
+void FusedPreprocessOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                                    MLIRContext *context) {
+  results.add<DropUnusedFusedGate>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// Schedule attributes
+//===----------------------------------------------------------------------===//
+
+/// Every schedule parameter is a positive count.
+static LogicalResult
+checkPositiveParameters(function_ref<InFlightDiagnostic()> emitError,
+                        StringRef attrName,
+                        ArrayRef<std::pair<StringRef, int64_t>> parameters) {
+  for (auto [name, value] : parameters)
+    if (value < 1)
+      return emitError() << attrName << " " << name << " must be >= 1, got "
+                         << value;
+  return success();
+}
+
+LogicalResult PreprocessScheduleAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t vectorWidth,
+    int64_t threadsPerHead, int64_t threadsPerBlock, int64_t headsPerBlock,
+    int64_t tokensPerBlock) {
+  if (failed(checkPositiveParameters(
+          emitError, "preprocess_schedule",
+          {{"vector_width", vectorWidth},
+           {"threads_per_head", threadsPerHead},
+           {"threads_per_block", threadsPerBlock},
+           {"heads_per_block", headsPerBlock},
+           {"tokens_per_block", tokensPerBlock}})))
+    return failure();
+  if (threadsPerBlock > 1024)
+    return emitError() << "preprocess_schedule threads_per_block must be <= "
+                          "1024, got "
+                       << threadsPerBlock;
+  if (threadsPerBlock % threadsPerHead != 0)
+    return emitError() << "preprocess_schedule threads_per_head ("
+                       << threadsPerHead << ") must divide threads_per_block ("
+                       << threadsPerBlock << ")";
+  return success();
+}
+
+LogicalResult AttentionScheduleAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t blockM,
+    int64_t blockN, int64_t numWarps, int64_t pipelineStages,
+    int64_t qkDimPadded, int64_t vDimPadded, int64_t gqaPack,
+    int64_t splitKvMinKeys, int64_t maxKvSplits, int64_t targetCtas) {
+  if (failed(checkPositiveParameters(
+          emitError, "attention_schedule",
+          {{"block_m", blockM},
+           {"block_n", blockN},
+           {"num_warps", numWarps},
+           {"pipeline_stages", pipelineStages},
+           {"qk_dim_padded", qkDimPadded},
+           {"v_dim_padded", vDimPadded},
+           {"gqa_pack", gqaPack},
+           {"split_kv_min_keys", splitKvMinKeys},
+           {"max_kv_splits", maxKvSplits},
+           {"target_ctas", targetCtas}})))
+    return failure();
+  for (auto [name, value] : {std::pair<StringRef, int64_t>{"qk_dim_padded",
+                                                           qkDimPadded},
+                             {"v_dim_padded", vDimPadded},
+                             {"block_n", blockN}})
+    if (value % 16 != 0)
+      return emitError() << "attention_schedule " << name
+                         << " must be a multiple of 16 (the MMA step), got "
+                         << value;
+  if (blockM % 16 != 0)
+    return emitError() << "attention_schedule block_m must be a multiple of "
+                          "16, got "
+                       << blockM;
+  return success();
 }
 
 #define GET_OP_CLASSES

@@ -175,7 +175,8 @@ public:
         arg("block_tables"), arg("seq_lens"), arg("query_start_loc"),
         arg("sinks"), arg("k_scale"), arg("v_scale"), llvm::APFloat(scale),
         /*causal=*/true, static_cast<uint64_t>(kind.sliding_window),
-        llvm::APFloat(kind.logit_softcap), llvm::APFloat(kind.value_scale));
+        llvm::APFloat(kind.logit_softcap), llvm::APFloat(kind.value_scale),
+        /*schedule=*/nullptr);
     if (Value gate = split.getGate())
       output = attn::OutputGateOp::create(b, loc, output, gate);
     func::ReturnOp::create(

@@ -5,6 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attnc/Dialect/Attn/AttnDialect.h"
+#include "attnc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -14,8 +17,11 @@
 int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  attnc::registerAttncPipeline();
   mlir::DialectRegistry registry;
-  registry.insert<attnc::attn::AttnDialect, mlir::func::FuncDialect>();
+  // arith: constants in tests (e.g. a splat gate for attn-canonicalize).
+  registry.insert<attnc::attn::AttnDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "attnc pass driver\n", registry));
 }

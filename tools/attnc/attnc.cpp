@@ -12,7 +12,11 @@
 #include "attnc/Model/Layout.h"
 #include "attnc/Model/ModelConfig.h"
 
+#include "attnc/Transforms/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -38,8 +42,10 @@ const char *kUsage =
     "  layout <config.json> [--tp N] [--rank R] [--json]\n"
     "      fused QKV(G) segments and tensor-parallel shards of each layer kind\n"
     "  import <config.json> [--tp N --rank R] [--dtype bf16|fp16]\n"
-    "         [--kv-dtype bf16|fp16|fp8] [--block-size N] [-o FILE]\n"
-    "      the layers in the attn dialect, one function per layer kind\n"
+    "         [--kv-dtype bf16|fp16|fp8] [--block-size N]\n"
+    "         [--emit=layer|kernel] [--arch sm_90a] [-o FILE]\n"
+    "      the layers in the attn dialect, one function per layer kind;\n"
+    "      --emit=kernel runs attnc-pipeline and prints the kernel form\n"
     "\n"
     "exit status: 0 ok, 2 bad input (the message names the field), 1 internal error\n";
 
@@ -307,7 +313,7 @@ int runImport(int argc, char **argv) {
   if (auto error =
           parseArgs(argc, argv, 2,
                     {"--tp", "--rank", "--dtype", "--kv-dtype", "--block-size",
-                     "-o"},
+                     "--emit", "--arch", "-o"},
                     {}, args))
     return fail(kExitBadInput, *error);
   if (args.positional.size() != 1)
@@ -345,10 +351,43 @@ int runImport(int argc, char **argv) {
   if (!config)
     return configError(path, config.error());
 
+  std::string emit = "layer";
+  if (auto it = args.values.find("--emit"); it != args.values.end())
+    emit = it->second;
+  if (emit != "layer" && emit != "kernel")
+    return fail(kExitBadInput,
+                "--emit: must be layer or kernel, got '" + emit + "'");
+  if (args.values.count("--arch") && emit != "kernel")
+    return fail(kExitBadInput, "--arch: only meaningful with --emit=kernel");
+
   mlir::MLIRContext context;
   auto module = attnc::buildModelModule(context, *config, options);
   if (!module)
     return fail(kExitBadInput, path + ": " + module.error().message());
+
+  if (emit == "kernel") {
+    attnc::PipelineOptions pipeline;
+    if (auto it = args.values.find("--arch"); it != args.values.end())
+      pipeline.arch = it->second;
+    // Diagnostics become one "attnc: error:" line each; a pipeline failure on
+    // a valid config is a request the target cannot serve (exit 2).
+    std::vector<std::string> diagnostics;
+    mlir::ScopedDiagnosticHandler handler(
+        &context, [&](mlir::Diagnostic &diagnostic) {
+          if (diagnostic.getSeverity() == mlir::DiagnosticSeverity::Error)
+            diagnostics.push_back(diagnostic.str());
+          return mlir::success();
+        });
+    mlir::PassManager pm(&context);
+    attnc::buildAttncPipeline(pm, pipeline);
+    if (mlir::failed(pm.run(**module))) {
+      for (const std::string &message : diagnostics)
+        fail(kExitBadInput, path + ": " + message);
+      return diagnostics.empty()
+                 ? fail(kExitInternal, path + ": attnc-pipeline failed")
+                 : kExitBadInput;
+    }
+  }
 
   std::string outPath = "-";
   if (auto it = args.values.find("-o"); it != args.values.end())

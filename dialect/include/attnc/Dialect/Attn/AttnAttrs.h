@@ -25,11 +25,12 @@ struct F64 {
   operator double() const { return value; }
 };
 inline llvm::hash_code hash_value(F64 x) {
-  // Bitwise hash, consistent with == except for 0.0 vs -0.0, which merely
-  // makes two equal attributes hash apart (allowed; they then both exist).
+  // Bitwise hash with -0.0 folded onto 0.0, so values that compare equal
+  // hash equal (the uniquer needs that).
+  double value = x.value == 0.0 ? 0.0 : x.value;
   uint64_t bits;
-  static_assert(sizeof(bits) == sizeof(x.value));
-  std::memcpy(&bits, &x.value, sizeof(bits));
+  static_assert(sizeof(bits) == sizeof(value));
+  std::memcpy(&bits, &value, sizeof(bits));
   return llvm::hash_value(bits);
 }
 

@@ -54,4 +54,75 @@ def Attn_RopeScalingAttr : AttrDef<Attn_Dialect, "RopeScaling"> {
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Schedules (written by attn-specialize, read by codegen)
+//===----------------------------------------------------------------------===//
+
+def Attn_PreprocessScheduleAttr : AttrDef<Attn_Dialect, "PreprocessSchedule"> {
+  let mnemonic = "preprocess_schedule";
+  let summary = "launch shape of the fused preprocess kernel";
+  let description = [{
+    How `attn.fused_preprocess` maps onto threads. Each (token, head) pair of
+    q, k, v (and gate) is a work item handled by `threads_per_head` threads
+    that each move `vector_width` elements per access (16 bytes for 2-byte
+    types when the head dims allow it); a block of `threads_per_block`
+    threads handles `heads_per_block` work items of `tokens_per_block`
+    tokens. Widths that do not divide a head dim are handled by a remainder
+    loop, so any head dim (2, 3, ...) is valid.
+
+    Example:
+    ```mlir
+    #attn.preprocess_schedule<vector_width = 8, threads_per_head = 8,
+        threads_per_block = 256, heads_per_block = 32, tokens_per_block = 1>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$vector_width,
+    "int64_t":$threads_per_head,
+    "int64_t":$threads_per_block,
+    "int64_t":$heads_per_block,
+    "int64_t":$tokens_per_block
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Attn_AttentionScheduleAttr : AttrDef<Attn_Dialect, "AttentionSchedule"> {
+  let mnemonic = "attention_schedule";
+  let summary = "tiling of the paged attention kernel";
+  let description = [{
+    Tiles of the paged attention kernel: `block_m` query rows (GQA: the
+    query heads of one KV group are packed into the rows, `gqa_pack` of them)
+    against `block_n` keys per step, `num_warps` warps, `pipeline_stages`
+    shared-memory stages for K/V tiles. Head dims are padded to
+    `qk_dim_padded` / `v_dim_padded` (multiples of the MMA k/n step, 16).
+    Split-KV: a sequence's keys are split into at most `max_kv_splits` chunks
+    of at least `split_kv_min_keys` keys when there are fewer (sequence, KV
+    head) pairs than the `target_ctas` needed to fill the machine; the
+    partial results are merged by a second pass.
+
+    Example:
+    ```mlir
+    #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4,
+        pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128,
+        gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 32,
+        target_ctas = 264>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$block_m,
+    "int64_t":$block_n,
+    "int64_t":$num_warps,
+    "int64_t":$pipeline_stages,
+    "int64_t":$qk_dim_padded,
+    "int64_t":$v_dim_padded,
+    "int64_t":$gqa_pack,
+    "int64_t":$split_kv_min_keys,
+    "int64_t":$max_kv_splits,
+    "int64_t":$target_ctas
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // ATTNC_DIALECT_ATTN_ATTRS_TD

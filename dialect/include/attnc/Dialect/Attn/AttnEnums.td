@@ -47,4 +47,19 @@ def Attn_RopeScalingKind : I32EnumAttr<"RopeScalingKind",
   let cppNamespace = "::attnc::attn";
 }
 
+def Attn_PreprocessStage : I32EnumAttr<"PreprocessStage",
+    "a stage of the fused preprocess kernel", [
+      I32EnumAttrCase<"q_norm", 0>,
+      I32EnumAttrCase<"k_norm", 1>,
+      I32EnumAttrCase<"rope", 2>]> {
+  let cppNamespace = "::attnc::attn";
+  let genSpecializedAttr = 0;
+}
+def Attn_PreprocessStageAttr
+    : EnumAttr<Attn_Dialect, Attn_PreprocessStage, "stage"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+def Attn_PreprocessStageArrayAttr
+    : TypedArrayAttrBase<Attn_PreprocessStageAttr, "preprocess stages">;
+
 #endif // ATTNC_DIALECT_ATTN_ENUMS_TD

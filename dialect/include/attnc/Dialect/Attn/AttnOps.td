@@ -22,6 +22,8 @@ def Attn_QkvSplitOp : Attn_Op<"qkv_split", [Pure]> {
     W must equal Hq*Dqk + Hkv*Dqk + Hkv*Dv (+ Hq*Dv with a gate). With
     `gate_layout = qkvg` the gate is the fourth contiguous segment; with
     `interleaved` each query head of Dqk is followed by its gate head of Dv.
+    The gate result may be left out when nothing uses it (canonicalization
+    drops an unused one): the gate columns are still part of W and skipped.
     The segment offsets are those of the layout library (attnc/Model/Layout.h).
 
     Example (MiMo-V2-Flash full-attention layer, 192/128):
@@ -48,6 +50,7 @@ def Attn_QkvSplitOp : Attn_Op<"qkv_split", [Pure]> {
   );
   let assemblyFormat = "$qkv attr-dict `:` type($qkv) `->` type(results)";
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Attn_RmsNormOp : Attn_Op<"rms_norm", [Pure, AllTypesMatch<["input", "result"]>]> {
@@ -109,6 +112,7 @@ def Attn_RopeOp : Attn_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
     $input `,` $positions attr-dict `:` type($input) `,` type($positions)
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Attn_CacheWriteOp : Attn_Op<"cache_write",
@@ -165,7 +169,8 @@ def Attn_PagedAttentionOp : Attn_Op<"paged_attention",
     last `sliding_window` keys. `sinks` (f32 `[Hq]`) adds one learned logit
     per head to the softmax denominator. `logit_softcap > 0` applies
     `c * tanh(x / c)` to the logits. `value_scale` multiplies V (equivalently
-    the output). The output is `[tokens, Hq, Dv]`.
+    the output). The output is `[tokens, Hq, Dv]`. `schedule` is the tiling
+    chosen by `attn-specialize`.
 
     Example:
     ```mlir
@@ -190,7 +195,8 @@ def Attn_PagedAttentionOp : Attn_Op<"paged_attention",
     DefaultValuedAttr<BoolAttr, "true">:$causal,
     DefaultValuedAttr<I64Attr, "0">:$sliding_window,
     DefaultValuedAttr<F64Attr, "0.0">:$logit_softcap,
-    DefaultValuedAttr<F64Attr, "1.0">:$value_scale
+    DefaultValuedAttr<F64Attr, "1.0">:$value_scale,
+    OptionalAttr<Attn_AttentionScheduleAttr>:$schedule
   );
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = [{
@@ -220,6 +226,100 @@ def Attn_OutputGateOp : Attn_Op<"output_gate", [Pure, SameOperandsAndResultType]
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$input `,` $gate attr-dict `:` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel-level operations (produced by the passes, printed by codegen)
+//===----------------------------------------------------------------------===//
+
+def Attn_FusedPreprocessOp : Attn_Op<"fused_preprocess",
+    [Pure, AttrSizedOperandSegments,
+     AllTypesMatch<["k_cache", "k_cache_out"]>,
+     AllTypesMatch<["v_cache", "v_cache_out"]>]> {
+  let summary = "QKV(G) split, optional q/k norm and rope, and cache write in one kernel";
+  let description = [{
+    The fusion of `attn.qkv_split` → [`attn.rms_norm` on q and/or k] →
+    [`attn.rope`] → `attn.cache_write` made by `attn-fuse-preprocess`. One
+    kernel reads each token's fused projection row once, normalises and
+    rotates q and k in registers, writes k and v into the paged cache and q
+    (and the gate, when there is one) to their outputs.
+
+    `stages` lists exactly the stages present, in the model's order
+    (e.g. `[q_norm, k_norm, rope]`, or `[rope, q_norm, k_norm]` for a model
+    that normalises after rotating); a stage that is absent has no operands,
+    no attributes and no code. `q_norm` / `k_norm` need `q_norm_weight` /
+    `k_norm_weight` and `norm_style` + `norm_eps`; `rope` needs `positions`
+    and `rope_style`, `rotary_dim`, `rotary_offset`, `theta` (and optionally
+    `scaling`). `schedule` is chosen by `attn-specialize`.
+
+    Example (Qwen3: q/k norm then rope, no gate):
+    ```mlir
+    %q, %kc, %vc = attn.fused_preprocess %qkv, %slot_mapping
+        into %k_cache, %v_cache positions %positions
+        q_norm_weight %q_w k_norm_weight %k_w {num_q_heads = 32, num_kv_heads = 8,
+        qk_head_dim = 128, v_head_dim = 128,
+        stages = [#attn.stage<q_norm>, #attn.stage<k_norm>, #attn.stage<rope>],
+        norm_style = #attn.norm_style<rms>, norm_eps = 1.0e-06 : f64,
+        rotary_dim = 128, rotary_offset = 0,
+        rope_style = #attn.rope_style<neox>, theta = 1.0e+06 : f64}
+        : tensor<?x6144xbf16>, tensor<?xi64> into tensor<?x16x8x128xbf16>,
+          tensor<?x16x8x128xbf16> positions tensor<?xi64>
+          q_norm_weight tensor<128xbf16> k_norm_weight tensor<128xbf16>
+        -> tensor<?x32x128xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$qkv,
+    AnyRankedTensor:$slot_mapping,
+    AnyRankedTensor:$k_cache,
+    AnyRankedTensor:$v_cache,
+    Optional<AnyRankedTensor>:$positions,
+    Optional<AnyRankedTensor>:$q_norm_weight,
+    Optional<AnyRankedTensor>:$k_norm_weight,
+    Optional<AnyRankedTensor>:$k_scale,
+    Optional<AnyRankedTensor>:$v_scale,
+    I64Attr:$num_q_heads,
+    I64Attr:$num_kv_heads,
+    I64Attr:$qk_head_dim,
+    I64Attr:$v_head_dim,
+    DefaultValuedAttr<Attn_GateLayoutAttr, "GateLayout::none">:$gate_layout,
+    Attn_PreprocessStageArrayAttr:$stages,
+    OptionalAttr<Attn_NormStyleAttr>:$norm_style,
+    OptionalAttr<F64Attr>:$norm_eps,
+    OptionalAttr<Attn_RopeStyleAttr>:$rope_style,
+    OptionalAttr<I64Attr>:$rotary_dim,
+    OptionalAttr<I64Attr>:$rotary_offset,
+    OptionalAttr<F64Attr>:$theta,
+    OptionalAttr<Attn_RopeScalingAttr>:$scaling,
+    OptionalAttr<Attn_PreprocessScheduleAttr>:$schedule
+  );
+  let results = (outs
+    AnyRankedTensor:$q,
+    AnyRankedTensor:$k_cache_out,
+    AnyRankedTensor:$v_cache_out,
+    Optional<AnyRankedTensor>:$gate
+  );
+  let assemblyFormat = [{
+    $qkv `,` $slot_mapping `into` $k_cache `,` $v_cache
+    (`positions` $positions^)?
+    (`q_norm_weight` $q_norm_weight^)?
+    (`k_norm_weight` $k_norm_weight^)?
+    (`scales` $k_scale^ `,` $v_scale)?
+    attr-dict `:` type($qkv) `,` type($slot_mapping)
+    `into` type($k_cache) `,` type($v_cache)
+    (`positions` type($positions)^)?
+    (`q_norm_weight` type($q_norm_weight)^)?
+    (`k_norm_weight` type($k_norm_weight)^)?
+    (`scales` type($k_scale)^ `,` type($v_scale))?
+    `->` type($q) (`,` type($gate)^)?
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    /// True when `stage` is in `stages`.
+    bool hasStage(::attnc::attn::PreprocessStage stage);
+  }];
 }
 
 #endif // ATTNC_DIALECT_ATTN_OPS_TD

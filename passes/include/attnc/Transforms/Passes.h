@@ -1,0 +1,40 @@
+//===- Passes.h - attn transformation passes --------------------*- C++ -*-===//
+#ifndef ATTNC_TRANSFORMS_PASSES_H
+#define ATTNC_TRANSFORMS_PASSES_H
+
+#include "attnc/Dialect/Attn/AttnDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace attnc {
+
+#define GEN_PASS_DECL
+#include "attnc/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "attnc/Transforms/Passes.h.inc"
+
+/// Options of the named pipeline `attnc-pipeline`.
+struct PipelineOptions {
+  std::string arch = "sm_90a";
+  int64_t num_sms = 0;
+};
+
+/// verify → attn-canonicalize → attn-fuse-preprocess → attn-canonicalize →
+/// attn-specialize → attn-outline-kernels. The pass manager verifies the
+/// input before the first pass and the IR after each.
+void buildAttncPipeline(mlir::OpPassManager &pm,
+                        const PipelineOptions &options);
+
+/// Registers the passes and `attnc-pipeline` (with `arch` and `num-sms`
+/// options) for attn-opt.
+void registerAttncPipeline();
+
+} // namespace attnc
+
+#endif // ATTNC_TRANSFORMS_PASSES_H
