@@ -20,7 +20,7 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "t
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["attn-opt", "attnc"], [config.attnc_tools_dir])
+llvm_config.add_tool_substitutions(["attn-opt", "attn-translate", "attnc"], [config.attnc_tools_dir])
 
 # Full paths for tests that inspect the binaries themselves (ldd).
 config.substitutions.append(("%attn_opt_path", os.path.join(config.attnc_tools_dir, "attn-opt")))

@@ -1,16 +1,415 @@
-//===- Specialize.cpp ---------------------------------------------------------===//
-// PLACEHOLDER: being written (see Passes.td for the contract).
+//===- Specialize.cpp - attn-specialize -----------------------------------===//
+//
+// Chooses the launch shape of every kernel op for one target and records it
+// as a schedule attribute, so codegen prints what this file decided and lit
+// tests can read it. All rules live here; the per-arch facts they use are the
+// table `kArchs` below.
+//
+// Target. `arch` must be one of the table's rows; `num-sms` (0: the row's
+// flagship part) sets the SM count to fill. The module gets
+// `attn.target = "<arch>"`. sm_90 and sm_90a differ: warpgroup MMA (wgmma)
+// exists only on sm_90a, so an sm_90 kernel tiles like Ampere with Hopper's
+// shared memory.
+//
+// Preprocess (#attn.preprocess_schedule; the same on every arch, the kernel
+// is bound by memory bandwidth and 16-byte accesses are the best on all of
+// them):
+//  - vector_width: the largest power of two <= 16 bytes / activation size
+//    (8 for bf16/f16, 4 for f32) that divides gcd(Dqk, Dv) and keeps each
+//    vector on one side of every rope boundary: it divides rotary_offset,
+//    and rotary_dim / 2 for neox (element i pairs with i + rotary_dim/2, so
+//    both halves start on a vector boundary) or rotary_dim for gptj (pairs
+//    (2i, 2i+1) then sit inside one vector whenever the width is >= 2).
+//    Dqk = 2, Dv = 3 gives width 1.
+//  - threads_per_head: the smallest power of two covering the larger head
+//    dim in vectors (one access per thread per head, the whole head in
+//    flight at once), at most 32 so that the q/k norm reduces within one
+//    warp by xor shuffles; wider heads loop.
+//  - Work items per token: Hq + 2 * Hkv, plus Hq when the op has a gate
+//    result (a dropped gate is skipped, not moved). A block holds
+//    tokens_per_block = max(1, 256 / (items * threads_per_head)) whole
+//    tokens, so per-token values (slot, position, rope angles) are computed
+//    once per block; a token too large for one block spreads over
+//    ceil(items / heads_per_block) blocks.
+//  - threads_per_block: 256, or fewer when one token's items need fewer
+//    (tokens_per_block * items * threads_per_head rounded up to a warp):
+//    idle thread groups would otherwise make up to half the block, e.g. 40
+//    items of 4 threads. heads_per_block = threads_per_block /
+//    threads_per_head thread groups, of which tokens_per_block * items are
+//    busy when a token fits in a block.
+//
+// Attention (#attn.attention_schedule):
+//  - qk_dim_padded / v_dim_padded: the head dims rounded up to the MMA step
+//    16; either above 512 is rejected (the largest head dim supported).
+//  - Rows: every warp owns 16 rows (one m16 mma.sync, a quarter of an m64
+//    wgmma). block_m = 128 (two warpgroups, the tile wgmma is built for) on
+//    sm_90a, 64 (4 warps) elsewhere. num_warps = block_m / 16, doubled when
+//    the fp32 output accumulator of 16 rows, v_dim_padded / 2 registers per
+//    thread, exceeds 128 (half the 255-register ceiling; the rest holds the
+//    score tile, softmax statistics and addresses): the extra warps split
+//    the V columns. A block may not ask for more registers than the SM has
+//    (num_warps * 32 * 255 <= 65536, so at most 8 warps): block_m 128 needs
+//    v_dim_padded <= 256.
+//  - gqa_pack: the query heads of one KV group share every K/V tile, so the
+//    rows of a tile are flattened (query token, head) pairs of gqa_pack
+//    heads: the largest divisor of Hq / Hkv that is <= block_m (equal packs,
+//    none larger than a tile).
+//  - Shared memory: the Q tile (block_m * qk_dim_padded * activation bytes)
+//    plus pipeline_stages K/V tiles (block_n * (qk_dim_padded +
+//    v_dim_padded) * cache bytes; fp8 caches are 1 byte) plus 1 KB for the
+//    pipeline barriers and buffer alignment must fit the arch's limit. The
+//    output tile reuses the Q buffer. Preference, best first: block_n 64
+//    with the arch's preferred depth down to 2 stages (3 where TMA feeds the
+//    pipeline, sm_90/sm_90a; 2 where cp.async double-buffers and a second
+//    block per SM hides the rest, sm_8x), at block_m 128 and then 64; then
+//    block_m 64 with block_n 32 and 16 at 2 stages (keeping the load of the
+//    next tile under the math of this one beats a wider tile), and last
+//    block_n 16 with 1 stage. If that smallest tile does not fit, the shape
+//    is rejected.
+//  - Split-KV: target_ctas = 2 * SMs (two blocks per SM: one wave where two
+//    fit, and a second wave that evens out unequal splits of a varlen batch
+//    where they do not); split_kv_min_keys = 256 (4 tiles of 64 keys: enough
+//    to fill the pipeline and to amortise the fp32 partial output and its
+//    merge); max_kv_splits = min(64, target_ctas) (the merge reads every
+//    split and the engine sizes the partial-output workspace by it; more
+//    splits than target CTAs never help).
+//
+// Requests the target cannot serve are errors at the op (an option error at
+// the first kernel op, or at the module when there is none): unknown arch,
+// num-sms out of range, head dims above 512, attention head dims or head
+// counts that are dynamic in the types, and shapes whose smallest tile does
+// not fit in shared memory.
+//
+//===----------------------------------------------------------------------===//
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <numeric>
+#include <optional>
 
 namespace attnc {
 #define GEN_PASS_DEF_ATTNSPECIALIZE
 #include "attnc/Transforms/Passes.h.inc"
 } // namespace attnc
 
+using namespace mlir;
+using namespace attnc::attn;
+
 namespace {
+
+//===----------------------------------------------------------------------===//
+// Per-arch facts
+//===----------------------------------------------------------------------===//
+
+struct ArchInfo {
+  llvm::StringLiteral name;
+  /// SMs of the flagship part, filled unless `num-sms` says otherwise.
+  int64_t numSms;
+  /// Largest dynamic shared memory a block can opt into, in bytes
+  /// (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+  int64_t maxSharedBytes;
+  int64_t registersPerSm;
+  int64_t maxRegistersPerThread;
+  /// Warpgroup MMA (wgmma): sm_90a only, not plain sm_90.
+  bool wgmma;
+  /// K/V pipeline depth the arch's async copy wants: 3 behind TMA, 2 for
+  /// cp.async.
+  int64_t preferredStages;
+};
+
+constexpr ArchInfo kArchs[] = {
+    // A100 SXM.
+    {"sm_80", 108, 163 * 1024, 65536, 255, false, 2},
+    // RTX A6000 / A40.
+    {"sm_86", 84, 99 * 1024, 65536, 255, false, 2},
+    // RTX 4090.
+    {"sm_89", 128, 99 * 1024, 65536, 255, false, 2},
+    // H100 / H200 SXM.
+    {"sm_90", 132, 227 * 1024, 65536, 255, false, 3},
+    {"sm_90a", 132, 227 * 1024, 65536, 255, true, 3},
+};
+
+//===----------------------------------------------------------------------===//
+// Rule constants (the reasons are in the file header)
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kWarpSize = 32;
+constexpr int64_t kMaxHeadDim = 512;
+constexpr int64_t kMmaStep = 16;
+constexpr int64_t kRowsPerWarp = 16;
+/// Per-thread registers the output accumulator may take.
+constexpr int64_t kAccumulatorRegisters = 128;
+constexpr int64_t kSharedReserveBytes = 1024;
+constexpr int64_t kPreferredBlockN = 64;
+constexpr int64_t kSplitKvMinKeys = 256;
+constexpr int64_t kMaxKvSplits = 64;
+constexpr int64_t kCtasPerSm = 2;
+constexpr int64_t kVectorBytes = 16;
+constexpr int64_t kPreprocessBlockThreads = 256;
+/// Far above any GPU; keeps 2 * num-sms far from overflowing.
+constexpr int64_t kMaxNumSms = int64_t(1) << 20;
+
+/// The resolved pass options.
+struct Target {
+  const ArchInfo *arch;
+  int64_t numSms;
+};
+
+int64_t byteSize(Type type) { return type.getIntOrFloatBitWidth() / 8; }
+
+/// Head dims above the supported maximum are rejected at `op`.
+LogicalResult checkHeadDims(Operation *op, int64_t qkHeadDim,
+                            int64_t vHeadDim) {
+  for (auto [name, dim] : {std::pair<StringRef, int64_t>{"qk_head_dim",
+                                                         qkHeadDim},
+                           {"v_head_dim", vHeadDim}}) {
+    int64_t padded = llvm::alignTo(dim, kMmaStep);
+    if (padded > kMaxHeadDim)
+      return op->emitOpError()
+             << "cannot be specialized: " << name << " " << dim
+             << " (padded to " << padded
+             << ") exceeds the largest supported head dim, " << kMaxHeadDim;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Preprocess
+//===----------------------------------------------------------------------===//
+
+FailureOr<PreprocessScheduleAttr> choosePreprocess(FusedPreprocessOp op) {
+  int64_t numQHeads = op.getNumQHeadsAttr().getValue().getSExtValue();
+  int64_t numKvHeads = op.getNumKvHeadsAttr().getValue().getSExtValue();
+  int64_t qkHeadDim = op.getQkHeadDimAttr().getValue().getSExtValue();
+  int64_t vHeadDim = op.getVHeadDimAttr().getValue().getSExtValue();
+  if (failed(checkHeadDims(op, qkHeadDim, vHeadDim)))
+    return failure();
+
+  // Every vector boundary that the width must divide.
+  SmallVector<int64_t> boundaries = {qkHeadDim, vHeadDim};
+  if (op.hasStage(PreprocessStage::rope)) {
+    int64_t rotaryDim = op.getRotaryDimAttr().getValue().getSExtValue();
+    boundaries.push_back(op.getRotaryOffsetAttr().getValue().getSExtValue());
+    boundaries.push_back(*op.getRopeStyle() == RopeStyle::neox ? rotaryDim / 2
+                                                               : rotaryDim);
+  }
+  int64_t alignment = 0;
+  for (int64_t boundary : boundaries)
+    alignment = std::gcd(alignment, boundary);
+  auto qkvType = cast<RankedTensorType>(op.getQkv().getType());
+  int64_t vectorWidth = kVectorBytes / byteSize(qkvType.getElementType());
+  while (alignment % vectorWidth != 0)
+    vectorWidth /= 2;
+
+  int64_t vectorsPerHead =
+      llvm::divideCeil(std::max(qkHeadDim, vHeadDim), vectorWidth);
+  int64_t threadsPerHead = std::min<int64_t>(
+      kWarpSize, llvm::PowerOf2Ceil(static_cast<uint64_t>(vectorsPerHead)));
+
+  int64_t itemsPerToken =
+      numQHeads + 2 * numKvHeads + (op.getGate() ? numQHeads : 0);
+  int64_t threadsPerToken = itemsPerToken * threadsPerHead;
+  int64_t tokensPerBlock =
+      std::max<int64_t>(1, kPreprocessBlockThreads / threadsPerToken);
+  int64_t threadsPerBlock =
+      std::min<int64_t>(kPreprocessBlockThreads,
+                        llvm::alignTo(tokensPerBlock * threadsPerToken,
+                                      kWarpSize));
+  int64_t headsPerBlock = threadsPerBlock / threadsPerHead;
+
+  auto schedule = PreprocessScheduleAttr::getChecked(
+      [&] { return op.emitOpError() << "chose an invalid schedule: "; },
+      op.getContext(), vectorWidth, threadsPerHead, threadsPerBlock,
+      headsPerBlock, tokensPerBlock);
+  if (!schedule)
+    return failure();
+  return schedule;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// The first static size among `dims` (the verifier has checked that the
+/// static ones agree), or nullopt when all are dynamic.
+std::optional<int64_t> staticSize(std::initializer_list<int64_t> dims) {
+  for (int64_t dim : dims)
+    if (!ShapedType::isDynamic(dim))
+      return dim;
+  return std::nullopt;
+}
+
+struct Tile {
+  int64_t blockM, blockN, stages;
+};
+
+FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
+                                                 const Target &target) {
+  auto query = cast<RankedTensorType>(op.getQuery().getType());
+  auto kCache = cast<RankedTensorType>(op.getKCache().getType());
+  auto vCache = cast<RankedTensorType>(op.getVCache().getType());
+  auto output = cast<RankedTensorType>(op.getOutput().getType());
+  struct {
+    StringRef name, where;
+    std::optional<int64_t> size;
+  } sizes[] = {
+      {"num_q_heads", "query or output dim 1",
+       staticSize({query.getDimSize(1), output.getDimSize(1)})},
+      {"num_kv_heads", "k_cache or v_cache dim 2",
+       staticSize({kCache.getDimSize(2), vCache.getDimSize(2)})},
+      {"qk_head_dim", "query dim 2 or k_cache dim 3",
+       staticSize({query.getDimSize(2), kCache.getDimSize(3)})},
+      {"v_head_dim", "v_cache dim 3 or output dim 2",
+       staticSize({vCache.getDimSize(3), output.getDimSize(2)})},
+  };
+  for (const auto &s : sizes)
+    if (!s.size)
+      return op.emitOpError() << "cannot be specialized: " << s.name
+                              << " is dynamic (" << s.where
+                              << "); the schedule depends on it";
+  int64_t numQHeads = *sizes[0].size, numKvHeads = *sizes[1].size;
+  int64_t qkHeadDim = *sizes[2].size, vHeadDim = *sizes[3].size;
+  if (failed(checkHeadDims(op, qkHeadDim, vHeadDim)))
+    return failure();
+
+  const ArchInfo &arch = *target.arch;
+  int64_t qkPadded = llvm::alignTo(qkHeadDim, kMmaStep);
+  int64_t vPadded = llvm::alignTo(vHeadDim, kMmaStep);
+  int64_t queryBytes = byteSize(query.getElementType());
+  int64_t cacheBytes = byteSize(kCache.getElementType());
+  auto sharedBytes = [&](const Tile &t) {
+    return t.blockM * qkPadded * queryBytes +
+           t.stages * t.blockN * (qkPadded + vPadded) * cacheBytes +
+           kSharedReserveBytes;
+  };
+  // fp32 output accumulator of one warp's 16 rows, per thread.
+  int64_t accumulatorRegisters = vPadded * kRowsPerWarp / kWarpSize;
+  int64_t columnSplits =
+      llvm::divideCeil(accumulatorRegisters, kAccumulatorRegisters);
+  auto numWarps = [&](int64_t blockM) {
+    return blockM / kRowsPerWarp * columnSplits;
+  };
+  auto registersFit = [&](int64_t blockM) {
+    return numWarps(blockM) * kWarpSize * arch.maxRegistersPerThread <=
+           arch.registersPerSm;
+  };
+
+  // Candidate tiles, best first (see the file header). Every arch can run
+  // the 4-warp, 64-row tile; 128 rows are sm_90a's two warpgroups.
+  constexpr int64_t kBaseBlockM = 4 * kRowsPerWarp;
+  SmallVector<Tile> candidates;
+  for (int64_t blockM : arch.wgmma ? SmallVector<int64_t>{2 * kBaseBlockM,
+                                                          kBaseBlockM}
+                                   : SmallVector<int64_t>{kBaseBlockM}) {
+    if (!registersFit(blockM))
+      continue;
+    for (int64_t stages = arch.preferredStages; stages >= 2; --stages)
+      candidates.push_back({blockM, kPreferredBlockN, stages});
+  }
+  for (int64_t blockN = kPreferredBlockN / 2; blockN >= kMmaStep; blockN /= 2)
+    candidates.push_back({kBaseBlockM, blockN, 2});
+  const Tile smallest{kBaseBlockM, kMmaStep, 1};
+  candidates.push_back(smallest);
+
+  const Tile *chosen = llvm::find_if(candidates, [&](const Tile &t) {
+    return sharedBytes(t) <= arch.maxSharedBytes;
+  });
+  if (chosen == candidates.end())
+    return op.emitOpError()
+           << "cannot be specialized: its smallest tile (block_m "
+           << smallest.blockM << ", block_n " << smallest.blockN
+           << ", 1 stage) needs " << sharedBytes(smallest)
+           << " bytes of shared memory, " << arch.name << " allows "
+           << arch.maxSharedBytes;
+
+  int64_t group = numQHeads / numKvHeads;
+  int64_t gqaPack = 1;
+  for (int64_t pack = std::min(group, chosen->blockM); pack >= 1; --pack)
+    if (group % pack == 0) {
+      gqaPack = pack;
+      break;
+    }
+
+  int64_t targetCtas = kCtasPerSm * target.numSms;
+  auto schedule = AttentionScheduleAttr::getChecked(
+      [&] { return op.emitOpError() << "chose an invalid schedule: "; },
+      op.getContext(), chosen->blockM, chosen->blockN,
+      numWarps(chosen->blockM), chosen->stages, qkPadded, vPadded, gqaPack,
+      kSplitKvMinKeys, std::min(kMaxKvSplits, targetCtas), targetCtas);
+  if (!schedule)
+    return failure();
+  return schedule;
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
 struct Specialize : attnc::impl::AttnSpecializeBase<Specialize> {
   using AttnSpecializeBase::AttnSpecializeBase;
-  void runOnOperation() override {}
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Operation *> kernels;
+    module.walk([&](Operation *op) {
+      if (isa<FusedPreprocessOp, PagedAttentionOp>(op))
+        kernels.push_back(op);
+    });
+    // Option errors are reported once, where they first matter.
+    Operation *anchor = kernels.empty() ? module.getOperation() : kernels[0];
+    FailureOr<Target> target = resolveTarget(anchor);
+    if (failed(target))
+      return signalPassFailure();
+    module->setAttr("attn.target", StringAttr::get(&getContext(), arch));
+
+    // Every op is tried so that one run reports every unservable request.
+    bool failedAny = false;
+    for (Operation *op : kernels) {
+      LogicalResult result =
+          llvm::TypeSwitch<Operation *, LogicalResult>(op)
+              .Case([&](FusedPreprocessOp fused) {
+                FailureOr<PreprocessScheduleAttr> s = choosePreprocess(fused);
+                if (succeeded(s))
+                  fused.setScheduleAttr(*s);
+                return LogicalResult(s);
+              })
+              .Case([&](PagedAttentionOp attention) {
+                FailureOr<AttentionScheduleAttr> s =
+                    chooseAttention(attention, *target);
+                if (succeeded(s))
+                  attention.setScheduleAttr(*s);
+                return LogicalResult(s);
+              });
+      failedAny |= failed(result);
+    }
+    if (failedAny)
+      signalPassFailure();
+  }
+
+  FailureOr<Target> resolveTarget(Operation *anchor) {
+    const ArchInfo *info = llvm::find_if(
+        kArchs, [&](const ArchInfo &a) { return a.name == arch; });
+    if (info == std::end(kArchs)) {
+      SmallVector<StringRef> known;
+      for (const ArchInfo &a : kArchs)
+        known.push_back(a.name);
+      return anchor->emitOpError()
+             << "cannot be specialized: unknown arch '" << arch
+             << "' (known: " << llvm::join(known, ", ") << ")";
+    }
+    int64_t sms = numSms;
+    if (sms < 0 || sms > kMaxNumSms)
+      return anchor->emitOpError()
+             << "cannot be specialized: num-sms must be in [0, " << kMaxNumSms
+             << "] (0: the arch's flagship part), got " << sms;
+    return Target{info, sms ? sms : info->numSms};
+  }
 };
+
 } // namespace

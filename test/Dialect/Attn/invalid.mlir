@@ -170,18 +170,6 @@ func.func @qkv_split_qkv_element_type(%qkv: tensor<?x1536xi8>) {
 // qkv_split: gate result presence
 //===----------------------------------------------------------------------===//
 
-func.func @qkv_split_gate_layout_without_gate_result(%qkv: tensor<?x2048xbf16>) {
-  // expected-error @+1 {{gate_layout qkvg needs a gate result}}
-  %q, %k, %v = attn.qkv_split %qkv {num_q_heads = 4, num_kv_heads = 4,
-      qk_head_dim = 128, v_head_dim = 128,
-      gate_layout = #attn.gate_layout<qkvg>}
-      : tensor<?x2048xbf16>
-      -> tensor<?x4x128xbf16>, tensor<?x4x128xbf16>, tensor<?x4x128xbf16>
-  return
-}
-
-// -----
-
 func.func @qkv_split_gate_result_without_gate_layout(%qkv: tensor<?x1536xbf16>) {
   // expected-error @+1 {{gate_layout none must not have a gate result}}
   %q, %k, %v, %g = attn.qkv_split %qkv {num_q_heads = 4, num_kv_heads = 4,

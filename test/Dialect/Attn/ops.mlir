@@ -631,3 +631,17 @@ func.func @dynamic_head_dims(%x: tensor<?x?x?xbf16>, %w: tensor<128xbf16>,
         tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x?x?xbf16>
   return %o : tensor<?x?x?xbf16>
 }
+
+// A gate layout without a gate result: the gate columns are part of the fused
+// width (4*128*3 + 4*128 = 2048) and skipped (attn-canonicalize drops an
+// unused gate result this way).
+// CHECK-LABEL: func.func @qkv_split_dropped_gate
+// CHECK: %q, %k, %v = attn.qkv_split %{{.*}} {gate_layout = #attn.gate_layout<qkvg>, num_kv_heads = 4 : i64, num_q_heads = 4 : i64, qk_head_dim = 128 : i64, v_head_dim = 128 : i64} : tensor<?x2048xbf16> -> tensor<?x4x128xbf16>, tensor<?x4x128xbf16>, tensor<?x4x128xbf16>{{$}}
+func.func @qkv_split_dropped_gate(%qkv: tensor<?x2048xbf16>) -> tensor<?x4x128xbf16> {
+  %q, %k, %v = attn.qkv_split %qkv {num_q_heads = 4, num_kv_heads = 4,
+      qk_head_dim = 128, v_head_dim = 128,
+      gate_layout = #attn.gate_layout<qkvg>}
+      : tensor<?x2048xbf16>
+      -> tensor<?x4x128xbf16>, tensor<?x4x128xbf16>, tensor<?x4x128xbf16>
+  return %q : tensor<?x4x128xbf16>
+}

@@ -1,0 +1,826 @@
+//===- CudaEmitter.cpp - attn kernel form to CUDA C++ ---------------------===//
+//
+// Prints prepared kernel functions (attn-prepare-emission has run) as CUDA
+// C++. Every number comes from the op, its schedule or its `attn.emission`
+// dictionary; sections of code exist only for stages the op has, so a model
+// without q/k norm gets a kernel with no norm code at all.
+//
+//===----------------------------------------------------------------------===//
+#include "attnc/Codegen/CudaEmitter.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace mlir;
+using namespace attnc::attn;
+using attnc::runtime::ElementType;
+using attnc::runtime::GridDimRule;
+using attnc::runtime::KernelAbi;
+using attnc::runtime::KernelParam;
+using attnc::runtime::ParamKind;
+using attnc::runtime::ShapeDim;
+
+namespace attnc {
+namespace {
+
+/// A double as a C++ literal that reads back exactly.
+std::string literal(double value) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  std::string out = text;
+  if (out.find_first_of(".eEn") == std::string::npos)
+    out += ".0";
+  return out;
+}
+
+/// A float literal (the value rounded to float when compiled).
+std::string floatLiteral(double value) { return literal(value) + "f"; }
+
+std::string cudaType(StringRef name) {
+  if (name == "bf16")
+    return "__nv_bfloat16";
+  if (name == "fp16")
+    return "__half";
+  if (name == "fp8_e4m3")
+    return "__nv_fp8_e4m3";
+  return "float";
+}
+
+ElementType abiType(StringRef name) {
+  if (name == "bf16")
+    return ElementType::BF16;
+  if (name == "fp16")
+    return ElementType::F16;
+  if (name == "fp8_e4m3")
+    return ElementType::Fp8E4M3;
+  return ElementType::F32;
+}
+
+/// i32 / i64 index tensors, as printed and as the ABI names them.
+std::string indexCudaType(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType().isInteger(64)
+             ? "long long"
+             : "int";
+}
+ElementType indexAbiType(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType().isInteger(64)
+             ? ElementType::I64
+             : ElementType::I32;
+}
+
+int64_t emissionInt(DictionaryAttr emission, StringRef name) {
+  return cast<IntegerAttr>(emission.get(name)).getInt();
+}
+double emissionFloat(DictionaryAttr emission, StringRef name) {
+  return cast<FloatAttr>(emission.get(name)).getValueAsDouble();
+}
+StringRef emissionString(DictionaryAttr emission, StringRef name) {
+  return cast<StringAttr>(emission.get(name)).getValue();
+}
+
+/// The shape of a tensor value for the ABI: static dims as constants, the
+/// dynamic ones as the given symbols, in order.
+std::vector<ShapeDim> abiShape(Value value, ArrayRef<StringRef> symbols) {
+  auto type = cast<RankedTensorType>(value.getType());
+  std::vector<ShapeDim> shape;
+  size_t next = 0;
+  for (int64_t dim : type.getShape()) {
+    if (ShapedType::isDynamic(dim))
+      shape.push_back(ShapeDim::named(std::string(
+          next < symbols.size() ? symbols[next++] : StringRef("dynamic"))));
+    else
+      shape.push_back(ShapeDim::constant(dim));
+  }
+  return shape;
+}
+
+KernelParam pointerParam(StringRef name, ElementType dtype,
+                         std::vector<ShapeDim> shape) {
+  KernelParam param;
+  param.name = name.str();
+  param.kind = ParamKind::Pointer;
+  param.dtype = dtype;
+  param.shape = std::move(shape);
+  return param;
+}
+
+KernelParam scalarParam(StringRef name, ParamKind kind) {
+  KernelParam param;
+  param.name = name.str();
+  param.kind = kind;
+  return param;
+}
+
+std::string describeScaling(RopeScalingAttr scaling) {
+  if (!scaling)
+    return "none";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << stringifyRopeScalingKind(scaling.getKind())
+     << " factor=" << literal(scaling.getFactor());
+  if (scaling.getOriginalMaxPosition())
+    os << " original_max_position=" << scaling.getOriginalMaxPosition();
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Preprocess
+//===----------------------------------------------------------------------===//
+
+FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
+                                        FusedPreprocessOp op) {
+  auto emission = op->getAttrOfType<DictionaryAttr>("attn.emission");
+  PreprocessScheduleAttr schedule = op.getScheduleAttr();
+  if (!emission || !schedule)
+    return op.emitOpError() << "is not prepared for emission (run "
+                               "attn-prepare-emission first)";
+  std::string name = function.getSymName().str();
+  bool qNorm = op.hasStage(PreprocessStage::q_norm);
+  bool kNorm = op.hasStage(PreprocessStage::k_norm);
+  bool rope = op.hasStage(PreprocessStage::rope);
+  bool anyNorm = qNorm || kNorm;
+  bool gate = static_cast<bool>(op.getGate());
+  bool fp8 = emissionString(emission, "cache") == "fp8_e4m3";
+  // Stage order: a norm listed after rope runs after it.
+  bool normAfterRope = false;
+  {
+    bool seenRope = false;
+    for (auto stage : op.getStages().getAsRange<PreprocessStageAttr>()) {
+      if (stage.getValue() == PreprocessStage::rope)
+        seenRope = true;
+      else if (seenRope)
+        normAfterRope = true;
+    }
+  }
+
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  // Header: the configuration and schedule this source is specialised for.
+  os << "// attnc generated kernel " << name << " (preprocess) for layer "
+     << function->getAttrOfType<StringAttr>("attn.layer").getValue() << "\n"
+     << "// configuration: num_q_heads=" << op.getNumQHeads()
+     << " num_kv_heads=" << op.getNumKvHeads()
+     << " qk_head_dim=" << op.getQkHeadDim()
+     << " v_head_dim=" << op.getVHeadDim()
+     << " gate_layout=" << stringifyGateLayout(op.getGateLayout())
+     << (gate ? " (gate output)" : "") << "\n"
+     << "//   stages:";
+  if (op.getStages().empty())
+    os << " none";
+  for (auto stage : op.getStages().getAsRange<PreprocessStageAttr>())
+    os << " " << stringifyPreprocessStage(stage.getValue());
+  os << "\n";
+  if (anyNorm)
+    os << "//   norm: " << stringifyNormStyle(*op.getNormStyle())
+       << " eps=" << literal(op.getNormEpsAttr().getValueAsDouble()) << "\n";
+  if (rope)
+    os << "//   rope: " << stringifyRopeStyle(*op.getRopeStyle())
+       << " rotary_dim=" << *op.getRotaryDim()
+       << " rotary_offset=" << *op.getRotaryOffset()
+       << " theta=" << literal(op.getThetaAttr().getValueAsDouble())
+       << " scaling=" << describeScaling(op.getScalingAttr()) << "\n";
+  os << "//   activation " << emissionString(emission, "activation")
+     << ", cache " << emissionString(emission, "cache") << " (block_size "
+     << emissionInt(emission, "block_size") << ")\n"
+     << "// layout: fused_width=" << emissionInt(emission, "fused_width")
+     << " q@" << emissionInt(emission, "q_offset") << " (head stride "
+     << emissionInt(emission, "q_head_stride") << ") k@"
+     << emissionInt(emission, "k_offset") << " v@"
+     << emissionInt(emission, "v_offset");
+  if (gate)
+    os << " gate@" << emissionInt(emission, "gate_offset") << " (head stride "
+       << emissionInt(emission, "gate_head_stride") << ")";
+  os << "\n// schedule: vector_width=" << schedule.getVectorWidth()
+     << " threads_per_head=" << schedule.getThreadsPerHead()
+     << " threads_per_block=" << schedule.getThreadsPerBlock()
+     << " heads_per_block=" << schedule.getHeadsPerBlock()
+     << " tokens_per_block=" << schedule.getTokensPerBlock() << "\n"
+     << "#include \"attnc_device.cuh\"\n\n"
+     << "namespace {\n"
+     << "using act_t = " << cudaType(emissionString(emission, "activation"))
+     << ";\n"
+     << "using cache_t = " << cudaType(emissionString(emission, "cache"))
+     << ";\n"
+     << "constexpr int kNumQHeads = " << op.getNumQHeads() << ";\n"
+     << "constexpr int kNumKvHeads = " << op.getNumKvHeads() << ";\n"
+     << "constexpr int kQkHeadDim = " << op.getQkHeadDim() << ";\n"
+     << "constexpr int kVHeadDim = " << op.getVHeadDim() << ";\n"
+     << "constexpr int kMaxHeadDim = "
+     << std::max(op.getQkHeadDim(), op.getVHeadDim()) << ";\n"
+     << "constexpr long long kFusedWidth = "
+     << emissionInt(emission, "fused_width") << ";\n"
+     << "constexpr long long kQOffset = " << emissionInt(emission, "q_offset")
+     << ";\n"
+     << "constexpr long long kQHeadStride = "
+     << emissionInt(emission, "q_head_stride") << ";\n"
+     << "constexpr long long kKOffset = " << emissionInt(emission, "k_offset")
+     << ";\n"
+     << "constexpr long long kVOffset = " << emissionInt(emission, "v_offset")
+     << ";\n";
+  if (gate)
+    os << "constexpr long long kGateOffset = "
+       << emissionInt(emission, "gate_offset") << ";\n"
+       << "constexpr long long kGateHeadStride = "
+       << emissionInt(emission, "gate_head_stride") << ";\n";
+  os << "constexpr int kVectorWidth = " << schedule.getVectorWidth() << ";\n"
+     << "constexpr int kThreadsPerHead = " << schedule.getThreadsPerHead()
+     << ";\n"
+     << "constexpr int kThreadsPerBlock = " << schedule.getThreadsPerBlock()
+     << ";\n"
+     << "constexpr int kHeadsPerBlock = " << schedule.getHeadsPerBlock()
+     << ";\n"
+     << "constexpr int kTokensPerBlock = " << schedule.getTokensPerBlock()
+     << ";\n"
+     << "// Work items of a token: q heads, k heads, v heads"
+     << (gate ? ", gate heads" : "") << ".\n"
+     << "constexpr int kItemsPerToken = kNumQHeads + 2 * kNumKvHeads"
+     << (gate ? " + kNumQHeads" : "") << ";\n"
+     << "constexpr int kItemsPerBlock = kItemsPerToken * kTokensPerBlock;\n"
+     << "// Vectors each thread holds of one head.\n"
+     << "constexpr int kChunks = (kMaxHeadDim + kThreadsPerHead * "
+        "kVectorWidth - 1) / (kThreadsPerHead * kVectorWidth);\n";
+  if (anyNorm)
+    os << "constexpr float kNormEps = "
+       << floatLiteral(op.getNormEpsAttr().getValueAsDouble()) << ";\n";
+  if (rope) {
+    auto invFreq = cast<DenseF64ArrayAttr>(emission.get("inv_freq"));
+    os << "constexpr int kRotaryDim = " << *op.getRotaryDim() << ";\n"
+       << "constexpr int kRotaryHalf = " << *op.getRotaryDim() / 2 << ";\n"
+       << "constexpr int kRotaryOffset = " << *op.getRotaryOffset() << ";\n"
+       << "constexpr float kRopeAttentionFactor = "
+       << floatLiteral(emissionFloat(emission, "rope_attention_factor"))
+       << ";\n"
+       << "// Inverse frequencies (scaling applied), computed in double.\n"
+       << "__constant__ double kInvFreq[kRotaryHalf] = {";
+    for (auto [i, value] : llvm::enumerate(invFreq.asArrayRef()))
+      os << (i % 4 ? " " : "\n    ") << literal(value) << ",";
+    os << "\n};\n";
+  }
+  os << "} // namespace\n\n";
+
+  // Signature: inputs in ABI order, then outputs, then scalars.
+  SmallVector<std::string> params = {
+      "const act_t *__restrict__ qkv",
+      "const " + indexCudaType(op.getSlotMapping()) +
+          " *__restrict__ slot_mapping",
+      "cache_t *__restrict__ k_cache", "cache_t *__restrict__ v_cache"};
+  if (rope)
+    params.push_back("const " + indexCudaType(op.getPositions()) +
+                     " *__restrict__ positions");
+  if (qNorm)
+    params.push_back("const act_t *__restrict__ q_norm_weight");
+  if (kNorm)
+    params.push_back("const act_t *__restrict__ k_norm_weight");
+  if (fp8) {
+    params.push_back("const float *__restrict__ k_scale");
+    params.push_back("const float *__restrict__ v_scale");
+  }
+  params.push_back("act_t *__restrict__ q_out");
+  if (gate)
+    params.push_back("act_t *__restrict__ gate_out");
+  params.push_back("int num_tokens");
+  os << "extern \"C\" __global__ void __launch_bounds__(kThreadsPerBlock)\n"
+     << name << "(" << llvm::join(params, ",\n    ") << ") {\n"
+     << "  const int group = threadIdx.x / kThreadsPerHead;\n"
+     << "  const int lane = threadIdx.x % kThreadsPerHead;\n"
+     << "  const int first_token = blockIdx.x * kTokensPerBlock;\n";
+  if (rope)
+    os << R"(  // cos/sin of each token's angles, shared by all its q and k heads.
+  __shared__ float rope_cos[kTokensPerBlock][kRotaryHalf];
+  __shared__ float rope_sin[kTokensPerBlock][kRotaryHalf];
+  // Rotation partners may live in other lanes: exchange through here.
+  __shared__ float rotate_buffer[kHeadsPerBlock][kQkHeadDim];
+  for (int i = threadIdx.x; i < kTokensPerBlock * kRotaryHalf; i += kThreadsPerBlock) {
+    const int t = i / kRotaryHalf, f = i % kRotaryHalf;
+    float c = 1.0f, s = 0.0f;
+    if (first_token + t < num_tokens)
+      attnc::rope_cos_sin(positions[first_token + t], kInvFreq[f], &c, &s);
+    rope_cos[t][f] = c * kRopeAttentionFactor;
+    rope_sin[t][f] = s * kRopeAttentionFactor;
+  }
+  __syncthreads();
+)";
+  if (fp8)
+    os << "  const float inv_k_scale = 1.0f / *k_scale;\n"
+       << "  const float inv_v_scale = 1.0f / *v_scale;\n";
+  os << R"(  // Every thread runs every iteration (warp-synchronous steps inside).
+  for (int base = 0; base < kItemsPerBlock; base += kHeadsPerBlock) {
+    const int item = base + group;
+    const int t = item / kItemsPerToken;
+    const int token = first_token + t;
+    const bool active = item < kItemsPerBlock && token < num_tokens;
+    int head = item % kItemsPerToken;
+    // 0: q head, 1: k head, 2: v head, 3: gate head.
+    int kind = 0;
+    if (head >= kNumQHeads) { head -= kNumQHeads; kind = 1;
+      if (head >= kNumKvHeads) { head -= kNumKvHeads; kind = 2;
+        if (head >= kNumKvHeads) { head -= kNumKvHeads; kind = 3; } } }
+    const int dim = kind >= 2 ? kVHeadDim : kQkHeadDim;
+    long long column = kind == 0 ? kQOffset + head * kQHeadStride
+                     : kind == 1 ? kKOffset + head * (long long)kQkHeadDim
+                                 : kVOffset + head * (long long)kVHeadDim;
+)";
+  if (gate)
+    os << "    if (kind == 3) column = kGateOffset + head * kGateHeadStride;\n";
+  os << R"(    const act_t *src = qkv + (long long)token * kFusedWidth + column;
+    float x[kChunks][kVectorWidth];
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int e = (c * kThreadsPerHead + lane) * kVectorWidth;
+      if (active && e < dim)
+        attnc::load_vec<act_t, kVectorWidth>(src + e, x[c]);
+      else
+#pragma unroll
+        for (int i = 0; i < kVectorWidth; ++i) x[c][i] = 0.0f;
+    }
+)";
+  // The norm block, printed where the stage order puts it.
+  std::string normBlock;
+  if (anyNorm) {
+    llvm::raw_string_ostream ns(normBlock);
+    bool gemma = *op.getNormStyle() == NormStyle::gemma;
+    std::string applies;
+    if (qNorm && kNorm)
+      applies = "kind <= 1";
+    else
+      applies = qNorm ? "kind == 0" : "kind == 1";
+    std::string weight = qNorm && kNorm ? "kind == 0 ? q_norm_weight : k_norm_weight"
+                         : qNorm        ? "q_norm_weight"
+                                        : "k_norm_weight";
+    ns << "    { // RMSNorm over the head dim"
+       << (gemma ? ", Gemma style x * (1 + w)" : ", x * w") << "\n"
+       << R"(      float sum_squares = 0.0f;
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+        for (int i = 0; i < kVectorWidth; ++i) sum_squares += x[c][i] * x[c][i];
+      sum_squares = attnc::group_sum<kThreadsPerHead>(sum_squares);
+)"
+       << "      if (" << applies << ") {\n"
+       << "        const act_t *weight = " << weight << ";\n"
+       << R"(        const float inv_rms = rsqrtf(sum_squares / kQkHeadDim + kNormEps);
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+          const int e = (c * kThreadsPerHead + lane) * kVectorWidth;
+          if (e < kQkHeadDim) {
+            float w[kVectorWidth];
+            attnc::load_vec<act_t, kVectorWidth>(weight + e, w);
+#pragma unroll
+            for (int i = 0; i < kVectorWidth; ++i)
+)"
+       << "              x[c][i] *= inv_rms * "
+       << (gemma ? "(1.0f + w[i])" : "w[i]") << ";\n"
+       << "          }\n        }\n      }\n    }\n";
+  }
+  if (anyNorm && !normAfterRope)
+    os << normBlock;
+  if (rope) {
+    bool neox = *op.getRopeStyle() == RopeStyle::neox;
+    os << "    { // rotary embedding, "
+       << (neox ? "neox (halves)" : "gptj (interleaved pairs)") << R"(
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        const int e = (c * kThreadsPerHead + lane) * kVectorWidth;
+        if (kind <= 1 && e < kQkHeadDim)
+#pragma unroll
+          for (int i = 0; i < kVectorWidth; ++i) rotate_buffer[group][e + i] = x[c][i];
+      }
+      __syncwarp();
+      if (active && kind <= 1) {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+          for (int i = 0; i < kVectorWidth; ++i) {
+            const int d = (c * kThreadsPerHead + lane) * kVectorWidth + i;
+            const int j = d - kRotaryOffset;
+            if (d < kQkHeadDim && j >= 0 && j < kRotaryDim) {
+)";
+    if (neox)
+      os << R"(              const bool first = j < kRotaryHalf;
+              const int f = first ? j : j - kRotaryHalf;
+              const float partner = rotate_buffer[group][first ? d + kRotaryHalf : d - kRotaryHalf];
+              x[c][i] = x[c][i] * rope_cos[t][f] + (first ? -partner : partner) * rope_sin[t][f];
+)";
+    else
+      os << R"(              const bool even = (j & 1) == 0;
+              const int f = j >> 1;
+              const float partner = rotate_buffer[group][even ? d + 1 : d - 1];
+              x[c][i] = x[c][i] * rope_cos[t][f] + (even ? -partner : partner) * rope_sin[t][f];
+)";
+    os << R"(            }
+          }
+      }
+      __syncwarp(); // the buffer is reused by the next iteration
+    }
+)";
+  }
+  if (anyNorm && normAfterRope)
+    os << normBlock;
+  os << R"(    if (!active) continue;
+    if (kind == 0) {
+      act_t *dst = q_out + ((long long)token * kNumQHeads + head) * kQkHeadDim;
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        const int e = (c * kThreadsPerHead + lane) * kVectorWidth;
+        if (e < kQkHeadDim) attnc::store_vec<act_t, kVectorWidth>(dst + e, x[c]);
+      }
+)";
+  if (gate)
+    os << R"(    } else if (kind == 3) {
+      act_t *dst = gate_out + ((long long)token * kNumQHeads + head) * kVHeadDim;
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        const int e = (c * kThreadsPerHead + lane) * kVectorWidth;
+        if (e < kVHeadDim) attnc::store_vec<act_t, kVectorWidth>(dst + e, x[c]);
+      }
+)";
+  os << R"(    } else {
+      // k or v into the paged cache; a negative slot is padding.
+      const long long slot = slot_mapping[token];
+      if (slot < 0) continue;
+      cache_t *dst = (kind == 1 ? k_cache : v_cache) +
+                     (slot * kNumKvHeads + head) * (long long)dim;
+)";
+  if (fp8)
+    os << R"(      const float inv_scale = kind == 1 ? inv_k_scale : inv_v_scale;
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+        for (int i = 0; i < kVectorWidth; ++i) x[c][i] *= inv_scale;
+)";
+  os << R"(#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        const int e = (c * kThreadsPerHead + lane) * kVectorWidth;
+        if (e < dim) attnc::store_vec<cache_t, kVectorWidth>(dst + e, x[c]);
+      }
+    }
+  }
+}
+)";
+
+  // ABI.
+  ElementType activation = abiType(emissionString(emission, "activation"));
+  ElementType cache = abiType(emissionString(emission, "cache"));
+  KernelAbi abi;
+  abi.name = name;
+  abi.params.push_back(
+      pointerParam("qkv", activation, abiShape(op.getQkv(), {"num_tokens"})));
+  abi.params.push_back(pointerParam("slot_mapping",
+                                    indexAbiType(op.getSlotMapping()),
+                                    abiShape(op.getSlotMapping(), {"num_tokens"})));
+  abi.params.push_back(
+      pointerParam("k_cache", cache, abiShape(op.getKCache(), {"num_blocks"})));
+  abi.params.push_back(
+      pointerParam("v_cache", cache, abiShape(op.getVCache(), {"num_blocks"})));
+  if (rope)
+    abi.params.push_back(pointerParam("positions",
+                                      indexAbiType(op.getPositions()),
+                                      abiShape(op.getPositions(), {"num_tokens"})));
+  if (qNorm)
+    abi.params.push_back(pointerParam("q_norm_weight", activation,
+                                      abiShape(op.getQNormWeight(), {})));
+  if (kNorm)
+    abi.params.push_back(pointerParam("k_norm_weight", activation,
+                                      abiShape(op.getKNormWeight(), {})));
+  if (fp8) {
+    abi.params.push_back(pointerParam("k_scale", ElementType::F32, {}));
+    abi.params.push_back(pointerParam("v_scale", ElementType::F32, {}));
+  }
+  abi.params.push_back(
+      pointerParam("q_out", activation, abiShape(op.getQ(), {"num_tokens"})));
+  if (gate)
+    abi.params.push_back(pointerParam("gate_out", activation,
+                                      abiShape(op.getGate(), {"num_tokens"})));
+  abi.params.push_back(scalarParam("num_tokens", ParamKind::I32));
+  abi.block = {static_cast<uint32_t>(schedule.getThreadsPerBlock()), 1, 1};
+  abi.grid = {GridDimRule::ceilDiv("num_tokens", 1, schedule.getTokensPerBlock()),
+              GridDimRule::fixed(1), GridDimRule::fixed(1)};
+  return EmittedKernel{name, "preprocess",
+                       function->getAttrOfType<StringAttr>("attn.layer").str(),
+                       std::move(source), std::move(abi)};
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
+                                       PagedAttentionOp op, OutputGateOp gateOp) {
+  auto emission = op->getAttrOfType<DictionaryAttr>("attn.emission");
+  AttentionScheduleAttr schedule = op.getScheduleAttr();
+  if (!emission || !schedule)
+    return op.emitOpError() << "is not prepared for emission (run "
+                               "attn-prepare-emission first)";
+  std::string name = function.getSymName().str();
+  auto queryType = cast<RankedTensorType>(op.getQuery().getType());
+  auto kCacheType = cast<RankedTensorType>(op.getKCache().getType());
+  auto vCacheType = cast<RankedTensorType>(op.getVCache().getType());
+  int64_t numQHeads = queryType.getDimSize(1);
+  int64_t numKvHeads = kCacheType.getDimSize(2);
+  int64_t qkHeadDim = queryType.getDimSize(2);
+  int64_t vHeadDim = vCacheType.getDimSize(3);
+  int64_t groupSize = emissionInt(emission, "group_size");
+  int64_t warps = schedule.getNumWarps();
+  bool sinks = static_cast<bool>(op.getSinks());
+  bool fp8 = emissionString(emission, "cache") == "fp8_e4m3";
+  bool gate = static_cast<bool>(gateOp);
+  int64_t window = op.getSlidingWindow();
+  double softcap = op.getLogitSoftcap().convertToDouble();
+  double valueScale = op.getValueScale().convertToDouble();
+  bool causal = op.getCausal();
+
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  os << "// attnc generated kernel " << name << " (attention) for layer "
+     << function->getAttrOfType<StringAttr>("attn.layer").getValue() << "\n"
+     << "// configuration: num_q_heads=" << numQHeads
+     << " num_kv_heads=" << numKvHeads << " qk_head_dim=" << qkHeadDim
+     << " v_head_dim=" << vHeadDim << " group_size=" << groupSize << "\n"
+     << "//   softmax_scale=" << literal(op.getSoftmaxScale().convertToDouble())
+     << (causal ? " causal" : " non-causal");
+  if (window)
+    os << " sliding_window=" << window;
+  if (sinks)
+    os << " sinks";
+  if (softcap > 0)
+    os << " logit_softcap=" << literal(softcap);
+  if (valueScale != 1.0)
+    os << " value_scale=" << literal(valueScale);
+  if (gate)
+    os << " output_gate";
+  os << "\n//   activation " << emissionString(emission, "activation")
+     << ", cache " << emissionString(emission, "cache") << " (block_size "
+     << emissionInt(emission, "block_size") << ")\n"
+     << "// schedule: block_m=" << schedule.getBlockM()
+     << " block_n=" << schedule.getBlockN() << " num_warps=" << warps
+     << " pipeline_stages=" << schedule.getPipelineStages()
+     << " qk_dim_padded=" << schedule.getQkDimPadded()
+     << " v_dim_padded=" << schedule.getVDimPadded()
+     << " gqa_pack=" << schedule.getGqaPack()
+     << " split_kv_min_keys=" << schedule.getSplitKvMinKeys()
+     << " max_kv_splits=" << schedule.getMaxKvSplits()
+     << " target_ctas=" << schedule.getTargetCtas() << "\n"
+     << "// This kernel is the reference-quality form: one block per (query "
+        "row, KV head),\n// warps stride over the keys, the group's query "
+        "heads share each K/V read.\n"
+     << "#include \"attnc_device.cuh\"\n\n"
+     << "namespace {\n"
+     << "using act_t = " << cudaType(emissionString(emission, "activation"))
+     << ";\n"
+     << "using cache_t = " << cudaType(emissionString(emission, "cache"))
+     << ";\n"
+     << "constexpr int kNumQHeads = " << numQHeads << ";\n"
+     << "constexpr int kNumKvHeads = " << numKvHeads << ";\n"
+     << "constexpr int kGroupSize = " << groupSize << ";\n"
+     << "constexpr int kQkHeadDim = " << qkHeadDim << ";\n"
+     << "constexpr int kVHeadDim = " << vHeadDim << ";\n"
+     << "constexpr int kBlockSize = " << emissionInt(emission, "block_size")
+     << ";\n"
+     << "constexpr int kWarps = " << warps << ";\n"
+     << "constexpr int kQkPerLane = (kQkHeadDim + 31) / 32;\n"
+     << "constexpr int kVPerLane = (kVHeadDim + 31) / 32;\n"
+     << "// softmax_scale * log2(e): scores live in log2 units (exp2).\n"
+     << "constexpr float kScaleLog2 = "
+     << floatLiteral(emissionFloat(emission, "scale_log2")) << ";\n";
+  if (window)
+    os << "constexpr int kSlidingWindow = " << window << ";\n";
+  if (softcap > 0)
+    os << "constexpr float kSoftcap = " << floatLiteral(softcap) << ";\n"
+       << "constexpr float kSoftmaxScale = "
+       << floatLiteral(op.getSoftmaxScale().convertToDouble()) << ";\n";
+  if (valueScale != 1.0)
+    os << "constexpr float kValueScale = " << floatLiteral(valueScale) << ";\n";
+  os << "} // namespace\n\n";
+
+  SmallVector<std::string> params = {
+      "const act_t *__restrict__ query", "const cache_t *__restrict__ k_cache",
+      "const cache_t *__restrict__ v_cache",
+      "const int *__restrict__ block_tables", "const int *__restrict__ seq_lens",
+      "const int *__restrict__ query_start_loc"};
+  if (sinks)
+    params.push_back("const float *__restrict__ sinks");
+  if (fp8) {
+    params.push_back("const float *__restrict__ k_scale");
+    params.push_back("const float *__restrict__ v_scale");
+  }
+  if (gate)
+    params.push_back("const act_t *__restrict__ gate");
+  params.push_back("act_t *__restrict__ output");
+  params.push_back("int num_tokens");
+  params.push_back("int num_seqs");
+  params.push_back("int max_blocks_per_seq");
+  os << "extern \"C\" __global__ void __launch_bounds__(kWarps * 32)\n"
+     << name << "(" << llvm::join(params, ",\n    ") << ") {\n"
+     << R"(  const int token = blockIdx.x;
+  const int kv_head = blockIdx.y;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // The sequence owning this query row: last seq with query_start_loc <= token.
+  int lo = 0, hi = num_seqs - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (query_start_loc[mid] <= token) lo = mid; else hi = mid - 1;
+  }
+  const int seq = lo;
+  const int q_start = query_start_loc[seq];
+  const int q_len = query_start_loc[seq + 1] - q_start;
+  const int kv_len = seq_lens[seq];
+  // Queries are the last q_len of the kv_len positions.
+  const int q_pos = kv_len - q_len + (token - q_start);
+)";
+  if (causal)
+    os << "  const int key_end = min(q_pos + 1, kv_len);\n";
+  else
+    os << "  const int key_end = kv_len;\n";
+  if (window)
+    os << "  const int key_begin = max(0, " << (causal ? "q_pos" : "kv_len - 1")
+       << " - kSlidingWindow + 1);\n";
+  else
+    os << "  const int key_begin = 0;\n";
+  if (fp8)
+    os << "  const float k_dequant = *k_scale, v_dequant = *v_scale;\n";
+  os << R"(  float q[kGroupSize][kQkPerLane];
+#pragma unroll
+  for (int h = 0; h < kGroupSize; ++h)
+#pragma unroll
+    for (int c = 0; c < kQkPerLane; ++c) {
+      const int d = lane + 32 * c;
+      q[h][c] = d < kQkHeadDim ? attnc::to_float(query[((long long)token * kNumQHeads +
+                                  kv_head * kGroupSize + h) * kQkHeadDim + d]) : 0.0f;
+    }
+  float m[kGroupSize], l[kGroupSize], acc[kGroupSize][kVPerLane];
+#pragma unroll
+  for (int h = 0; h < kGroupSize; ++h) {
+    m[h] = -INFINITY;
+    l[h] = 0.0f;
+#pragma unroll
+    for (int c = 0; c < kVPerLane; ++c) acc[h][c] = 0.0f;
+  }
+  const int *table = block_tables + (long long)seq * max_blocks_per_seq;
+  for (int key = key_begin + warp; key < key_end; key += kWarps) {
+    const long long slot = (long long)table[key / kBlockSize] * kBlockSize + key % kBlockSize;
+    const cache_t *k_row = k_cache + (slot * kNumKvHeads + kv_head) * kQkHeadDim;
+    const cache_t *v_row = v_cache + (slot * kNumKvHeads + kv_head) * kVHeadDim;
+    float k[kQkPerLane], v[kVPerLane];
+#pragma unroll
+    for (int c = 0; c < kQkPerLane; ++c) {
+      const int d = lane + 32 * c;
+      k[c] = d < kQkHeadDim ? attnc::to_float(k_row[d]))"
+     << (fp8 ? " * k_dequant" : "") << R"( : 0.0f;
+    }
+#pragma unroll
+    for (int c = 0; c < kVPerLane; ++c) {
+      const int d = lane + 32 * c;
+      v[c] = d < kVHeadDim ? attnc::to_float(v_row[d]))"
+     << (fp8 ? " * v_dequant" : "") << R"( : 0.0f;
+    }
+#pragma unroll
+    for (int h = 0; h < kGroupSize; ++h) {
+      float dot = 0.0f;
+#pragma unroll
+      for (int c = 0; c < kQkPerLane; ++c) dot += q[h][c] * k[c];
+      dot = attnc::warp_sum(dot);
+)";
+  if (softcap > 0)
+    os << "      const float score = kSoftcap * tanhf(dot * kSoftmaxScale / "
+          "kSoftcap) * 1.4426950408889634f;\n";
+  else
+    os << "      const float score = dot * kScaleLog2;\n";
+  os << R"(      const float m_new = fmaxf(m[h], score);
+      const float correction = exp2f(m[h] - m_new);
+      const float p = exp2f(score - m_new);
+      l[h] = l[h] * correction + p;
+#pragma unroll
+      for (int c = 0; c < kVPerLane; ++c) acc[h][c] = acc[h][c] * correction + p * v[c];
+      m[h] = m_new;
+    }
+  }
+  // Merge the warps' partial softmax states.
+  extern __shared__ float shared[];
+  float *shared_m = shared;                              // [kWarps][kGroupSize]
+  float *shared_l = shared_m + kWarps * kGroupSize;      // [kWarps][kGroupSize]
+  float *shared_acc = shared_l + kWarps * kGroupSize;    // [kWarps][kGroupSize][kVHeadDim]
+#pragma unroll
+  for (int h = 0; h < kGroupSize; ++h) {
+    if (lane == 0) {
+      shared_m[warp * kGroupSize + h] = m[h];
+      shared_l[warp * kGroupSize + h] = l[h];
+    }
+#pragma unroll
+    for (int c = 0; c < kVPerLane; ++c) {
+      const int d = lane + 32 * c;
+      if (d < kVHeadDim) shared_acc[(warp * kGroupSize + h) * kVHeadDim + d] = acc[h][c];
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < kGroupSize * kVHeadDim; i += kWarps * 32) {
+    const int h = i / kVHeadDim, d = i % kVHeadDim;
+    const int q_head = kv_head * kGroupSize + h;
+    float m_all = -INFINITY;
+    for (int w = 0; w < kWarps; ++w) m_all = fmaxf(m_all, shared_m[w * kGroupSize + h]);
+)";
+  if (sinks)
+    os << "    // The sink adds one learned logit to the denominator only.\n"
+       << "    const float sink = sinks[q_head] * 1.4426950408889634f;\n"
+       << "    m_all = fmaxf(m_all, sink);\n";
+  os << R"(    float result = 0.0f;
+    if (m_all != -INFINITY) {
+      float l_all = 0.0f, acc_all = 0.0f;
+      for (int w = 0; w < kWarps; ++w) {
+        const float weight = exp2f(shared_m[w * kGroupSize + h] - m_all);
+        l_all += shared_l[w * kGroupSize + h] * weight;
+        acc_all += shared_acc[(w * kGroupSize + h) * kVHeadDim + d] * weight;
+      }
+)";
+  if (sinks)
+    os << "      l_all += exp2f(sink - m_all);\n";
+  os << "      result = l_all > 0.0f ? acc_all / l_all : 0.0f;\n    }\n";
+  if (valueScale != 1.0)
+    os << "    result *= kValueScale;\n";
+  os << "    const long long out = ((long long)token * kNumQHeads + q_head) * "
+        "kVHeadDim + d;\n";
+  if (gate)
+    os << "    result *= attnc::sigmoid(attnc::to_float(gate[out]));\n";
+  os << "    output[out] = attnc::from_float<act_t>(result);\n  }\n}\n";
+
+  ElementType activation = abiType(emissionString(emission, "activation"));
+  ElementType cache = abiType(emissionString(emission, "cache"));
+  KernelAbi abi;
+  abi.name = name;
+  abi.params.push_back(pointerParam("query", activation,
+                                    abiShape(op.getQuery(), {"num_tokens"})));
+  abi.params.push_back(
+      pointerParam("k_cache", cache, abiShape(op.getKCache(), {"num_blocks"})));
+  abi.params.push_back(
+      pointerParam("v_cache", cache, abiShape(op.getVCache(), {"num_blocks"})));
+  abi.params.push_back(pointerParam(
+      "block_tables", ElementType::I32,
+      abiShape(op.getBlockTables(), {"num_seqs", "max_blocks_per_seq"})));
+  abi.params.push_back(pointerParam("seq_lens", ElementType::I32,
+                                    abiShape(op.getSeqLens(), {"num_seqs"})));
+  abi.params.push_back(pointerParam("query_start_loc", ElementType::I32,
+                                    abiShape(op.getQueryStartLoc(),
+                                             {"num_seqs_plus_one"})));
+  if (sinks)
+    abi.params.push_back(
+        pointerParam("sinks", ElementType::F32, abiShape(op.getSinks(), {})));
+  if (fp8) {
+    abi.params.push_back(pointerParam("k_scale", ElementType::F32, {}));
+    abi.params.push_back(pointerParam("v_scale", ElementType::F32, {}));
+  }
+  if (gate)
+    abi.params.push_back(pointerParam("gate", activation,
+                                      abiShape(gateOp.getGate(), {"num_tokens"})));
+  abi.params.push_back(pointerParam("output", activation,
+                                    abiShape(op.getOutput(), {"num_tokens"})));
+  abi.params.push_back(scalarParam("num_tokens", ParamKind::I32));
+  abi.params.push_back(scalarParam("num_seqs", ParamKind::I32));
+  abi.params.push_back(scalarParam("max_blocks_per_seq", ParamKind::I32));
+  abi.block = {static_cast<uint32_t>(warps * 32), 1, 1};
+  abi.grid = {GridDimRule::ceilDiv("num_tokens", 1, 1),
+              GridDimRule::fixed(numKvHeads), GridDimRule::fixed(1)};
+  abi.dynamic_shared_memory_bytes = static_cast<uint32_t>(
+      warps * groupSize * (2 + vHeadDim) * sizeof(float));
+  return EmittedKernel{name, "attention",
+                       function->getAttrOfType<StringAttr>("attn.layer").str(),
+                       std::move(source), std::move(abi)};
+}
+
+} // namespace
+
+FailureOr<std::vector<EmittedKernel>> emitCudaKernels(ModuleOp module) {
+  std::vector<EmittedKernel> kernels;
+  for (auto function : module.getOps<func::FuncOp>()) {
+    auto kind = function->getAttrOfType<StringAttr>("attn.kernel");
+    if (!kind)
+      continue;
+    FailureOr<EmittedKernel> kernel = failure();
+    if (kind.getValue() == "preprocess") {
+      auto ops = function.getOps<FusedPreprocessOp>();
+      if (ops.empty())
+        return function.emitOpError() << "has no attn.fused_preprocess";
+      kernel = emitPreprocess(function, *ops.begin());
+    } else if (kind.getValue() == "attention") {
+      auto ops = function.getOps<PagedAttentionOp>();
+      auto gates = function.getOps<OutputGateOp>();
+      if (ops.empty())
+        return function.emitOpError() << "has no attn.paged_attention";
+      kernel = emitAttention(function, *ops.begin(),
+                             gates.empty() ? OutputGateOp() : *gates.begin());
+    } else {
+      return function.emitOpError()
+             << "has unknown attn.kernel kind '" << kind.getValue() << "'";
+    }
+    if (failed(kernel))
+      return failure();
+    kernels.push_back(std::move(*kernel));
+  }
+  return kernels;
+}
+
+} // namespace attnc

@@ -1,0 +1,291 @@
+//===- PrepareForEmission.cpp - attn-prepare-emission ---------------------===//
+//
+// Everything the CUDA printer needs that is not spelled out in the kernel
+// op is derived here, once, and recorded as the op's `attn.emission`
+// dictionary; everything the printer cannot print is a diagnostic here.
+//
+//===----------------------------------------------------------------------===//
+#include "attnc/Codegen/CudaEmitter.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Model/Layout.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnc {
+#define GEN_PASS_DEF_ATTNPREPAREEMISSION
+#include "attnc/Codegen/Passes.h.inc"
+} // namespace attnc
+
+using namespace mlir;
+using namespace attnc::attn;
+
+namespace {
+
+/// "bf16" / "fp16" for activations the emitter supports, else empty.
+StringRef activationName(Type type) {
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF16())
+    return "fp16";
+  return {};
+}
+
+/// Cache element spelling of the runtime ABI ("fp8_e4m3" for f8E4M3FN).
+StringRef cacheName(Type type) {
+  if (isa<Float8E4M3FNType>(type))
+    return "fp8_e4m3";
+  return activationName(type);
+}
+
+// The rotary inverse frequencies, as Hugging Face's rope initialisation
+// computes them (transformers/modeling_rope_utils.py), in double precision.
+
+double yarnMscale(double factor, double mscale) {
+  return factor <= 1.0 ? 1.0 : 0.1 * mscale * std::log(factor) + 1.0;
+}
+
+/// Fills `invFreq` (rotary_dim / 2 entries) and the factor that multiplies
+/// cos and sin (yarn's attention factor; 1 otherwise).
+void computeRopeTable(int64_t rotaryDim, double theta, RopeScalingAttr scaling,
+                      SmallVectorImpl<double> &invFreq,
+                      double &attentionFactor) {
+  int64_t half = rotaryDim / 2;
+  invFreq.resize(half);
+  for (int64_t i = 0; i < half; ++i)
+    invFreq[i] =
+        1.0 / std::pow(theta, static_cast<double>(2 * i) / rotaryDim);
+  attentionFactor = 1.0;
+  if (!scaling)
+    return;
+  double factor = scaling.getFactor();
+  switch (scaling.getKind()) {
+  case RopeScalingKind::none:
+  case RopeScalingKind::dynamic: // refused before this is called
+    return;
+  case RopeScalingKind::linear:
+    for (double &f : invFreq)
+      f /= factor;
+    return;
+  case RopeScalingKind::llama3: {
+    double original = static_cast<double>(scaling.getOriginalMaxPosition());
+    double lowWavelen = original / scaling.getLowFreqFactor();
+    double highWavelen = original / scaling.getHighFreqFactor();
+    for (double &f : invFreq) {
+      double wavelen = 2.0 * M_PI / f;
+      if (wavelen < highWavelen)
+        continue;
+      if (wavelen > lowWavelen) {
+        f /= factor;
+        continue;
+      }
+      double smooth = (original / wavelen - scaling.getLowFreqFactor()) /
+                      (scaling.getHighFreqFactor() - scaling.getLowFreqFactor());
+      f = (1.0 - smooth) * f / factor + smooth * f;
+    }
+    return;
+  }
+  case RopeScalingKind::yarn: {
+    double original = static_cast<double>(scaling.getOriginalMaxPosition());
+    double mscale = scaling.getMscale(), mscaleAllDim = scaling.getMscaleAllDim();
+    attentionFactor = (mscale != 0 && mscaleAllDim != 0)
+                          ? yarnMscale(factor, mscale) /
+                                yarnMscale(factor, mscaleAllDim)
+                          : yarnMscale(factor, 1.0);
+    auto correctionDim = [&](double rotations) {
+      return rotaryDim * std::log(original / (rotations * 2.0 * M_PI)) /
+             (2.0 * std::log(theta));
+    };
+    double low = correctionDim(scaling.getBetaFast());
+    double high = correctionDim(scaling.getBetaSlow());
+    if (scaling.getTruncate()) {
+      low = std::floor(low);
+      high = std::ceil(high);
+    }
+    low = std::max(low, 0.0);
+    high = std::min(high, static_cast<double>(rotaryDim - 1));
+    if (low == high)
+      high += 0.001; // the ramp would divide by zero
+    for (int64_t i = 0; i < half; ++i) {
+      double ramp = std::clamp((i - low) / (high - low), 0.0, 1.0);
+      double extrapolationWeight = 1.0 - ramp;
+      double extrapolated = invFreq[i];
+      double interpolated = invFreq[i] / factor;
+      invFreq[i] = interpolated * (1.0 - extrapolationWeight) +
+                   extrapolated * extrapolationWeight;
+    }
+    return;
+  }
+  }
+}
+
+/// Cache block size (dim 1) of a [blocks, block_size, heads, dim] cache.
+int64_t blockSizeOf(Value cache) {
+  return cast<RankedTensorType>(cache.getType()).getDimSize(1);
+}
+
+/// Head counts and dims and the cache block size must be static: they are
+/// baked into the generated code.
+LogicalResult checkStatic(Operation *op, ArrayRef<std::pair<StringRef, Value>> values) {
+  for (auto [name, value] : values) {
+    auto type = cast<RankedTensorType>(value.getType());
+    for (int64_t i = 1; i < type.getRank(); ++i)
+      if (type.isDynamicDim(i))
+        return op->emitOpError()
+               << "cannot be emitted: " << name << " dim " << i
+               << " is dynamic, but head counts, head dims and the cache "
+                  "block size are baked into the kernel";
+  }
+  return success();
+}
+
+LogicalResult prepare(FusedPreprocessOp op) {
+  Builder b(op.getContext());
+  if (!op.getSchedule())
+    return op.emitOpError() << "cannot be emitted without a schedule (run "
+                               "attn-specialize first)";
+  if (failed(checkStatic(op, {{"k_cache", op.getKCache()},
+                              {"v_cache", op.getVCache()}})))
+    return failure();
+  Type activation = cast<RankedTensorType>(op.getQkv().getType()).getElementType();
+  Type cacheElement =
+      cast<RankedTensorType>(op.getKCache().getType()).getElementType();
+  if (activationName(activation).empty())
+    return op.emitOpError() << "cannot be emitted: activation type "
+                            << activation
+                            << " is not supported (bf16 or f16)";
+  if (op.hasStage(PreprocessStage::rope) && op.getScalingAttr() &&
+      op.getScalingAttr().getKind() == RopeScalingKind::dynamic)
+    return op.emitOpError()
+           << "cannot be emitted: dynamic NTK rope scaling depends on the "
+              "sequence length at run time, which the generated kernel does "
+              "not take";
+
+  attnc::HeadShape shape{
+      op.getNumQHeads(), op.getNumKvHeads(), op.getQkHeadDim(),
+      op.getVHeadDim(), static_cast<attnc::GateLayout>(op.getGateLayout())};
+  attnc::Expected<attnc::FusedLayout> layout = attnc::computeFusedLayout(shape);
+  if (!layout)
+    return op.emitOpError() << layout.error().message();
+  const attnc::Segment *q = layout->find(attnc::SegmentKind::Q);
+  const attnc::Segment *k = layout->find(attnc::SegmentKind::K);
+  const attnc::Segment *v = layout->find(attnc::SegmentKind::V);
+  const attnc::Segment *gate = layout->find(attnc::SegmentKind::Gate);
+
+  SmallVector<NamedAttribute> entries = {
+      b.getNamedAttr("activation", b.getStringAttr(activationName(activation))),
+      b.getNamedAttr("cache", b.getStringAttr(cacheName(cacheElement))),
+      b.getNamedAttr("block_size", b.getI64IntegerAttr(blockSizeOf(op.getKCache()))),
+      b.getNamedAttr("fused_width", b.getI64IntegerAttr(layout->width)),
+      b.getNamedAttr("q_offset", b.getI64IntegerAttr(q->offset)),
+      b.getNamedAttr("q_head_stride", b.getI64IntegerAttr(q->head_stride)),
+      b.getNamedAttr("k_offset", b.getI64IntegerAttr(k->offset)),
+      b.getNamedAttr("v_offset", b.getI64IntegerAttr(v->offset)),
+  };
+  // The gate is read from its own segment only when the kernel outputs it.
+  if (gate && op.getGate()) {
+    entries.push_back(b.getNamedAttr("gate_offset", b.getI64IntegerAttr(gate->offset)));
+    entries.push_back(
+        b.getNamedAttr("gate_head_stride", b.getI64IntegerAttr(gate->head_stride)));
+  }
+  if (op.hasStage(PreprocessStage::rope)) {
+    SmallVector<double> invFreq;
+    double attentionFactor = 1.0;
+    computeRopeTable(*op.getRotaryDim(), op.getThetaAttr().getValueAsDouble(),
+                     op.getScalingAttr(), invFreq, attentionFactor);
+    entries.push_back(b.getNamedAttr("inv_freq", b.getDenseF64ArrayAttr(invFreq)));
+    entries.push_back(b.getNamedAttr("rope_attention_factor",
+                                     b.getF64FloatAttr(attentionFactor)));
+  }
+  op->setAttr("attn.emission", b.getDictionaryAttr(entries));
+  return success();
+}
+
+LogicalResult prepare(PagedAttentionOp op, OutputGateOp gate) {
+  Builder b(op.getContext());
+  if (!op.getSchedule())
+    return op.emitOpError() << "cannot be emitted without a schedule (run "
+                               "attn-specialize first)";
+  if (failed(checkStatic(op, {{"query", op.getQuery()},
+                              {"k_cache", op.getKCache()},
+                              {"v_cache", op.getVCache()}})))
+    return failure();
+  auto queryType = cast<RankedTensorType>(op.getQuery().getType());
+  Type activation = queryType.getElementType();
+  Type cacheElement =
+      cast<RankedTensorType>(op.getKCache().getType()).getElementType();
+  if (activationName(activation).empty())
+    return op.emitOpError() << "cannot be emitted: activation type "
+                            << activation
+                            << " is not supported (bf16 or f16)";
+  // The kernel indexes block tables and sequence metadata as int32, as
+  // engines store them.
+  for (auto [name, value] : {std::pair<StringRef, Value>{"block_tables", op.getBlockTables()},
+                             {"seq_lens", op.getSeqLens()},
+                             {"query_start_loc", op.getQueryStartLoc()}})
+    if (!cast<RankedTensorType>(value.getType()).getElementType().isInteger(32))
+      return op.emitOpError() << "cannot be emitted: " << name
+                              << " must hold i32, got "
+                              << cast<RankedTensorType>(value.getType()).getElementType();
+  int64_t numQHeads = queryType.getDimSize(1);
+  int64_t numKvHeads =
+      cast<RankedTensorType>(op.getKCache().getType()).getDimSize(2);
+  SmallVector<NamedAttribute> entries = {
+      b.getNamedAttr("activation", b.getStringAttr(activationName(activation))),
+      b.getNamedAttr("cache", b.getStringAttr(cacheName(cacheElement))),
+      b.getNamedAttr("block_size", b.getI64IntegerAttr(blockSizeOf(op.getKCache()))),
+      b.getNamedAttr("group_size", b.getI64IntegerAttr(numQHeads / numKvHeads)),
+      // exp2 is one instruction; exp(x) = exp2(x * log2(e)).
+      b.getNamedAttr("scale_log2", b.getF64FloatAttr(op.getSoftmaxScale().convertToDouble() *
+                                                     M_LOG2E)),
+      b.getNamedAttr("gate", b.getBoolAttr(static_cast<bool>(gate))),
+  };
+  op->setAttr("attn.emission", b.getDictionaryAttr(entries));
+  return success();
+}
+
+struct PrepareEmission
+    : attnc::impl::AttnPrepareEmissionBase<PrepareEmission> {
+  void runOnOperation() override {
+    bool anyKernel = false;
+    for (auto function : getOperation().getOps<func::FuncOp>()) {
+      auto kind = function->getAttrOfType<StringAttr>("attn.kernel");
+      if (!kind)
+        continue;
+      anyKernel = true;
+      LogicalResult result = success();
+      if (kind.getValue() == "preprocess") {
+        auto ops = function.getOps<FusedPreprocessOp>();
+        if (ops.empty())
+          result = function.emitOpError()
+                   << "is a preprocess kernel without an attn.fused_preprocess";
+        else
+          result = prepare(*ops.begin());
+      } else if (kind.getValue() == "attention") {
+        auto ops = function.getOps<PagedAttentionOp>();
+        auto gates = function.getOps<OutputGateOp>();
+        if (ops.empty())
+          result = function.emitOpError()
+                   << "is an attention kernel without an attn.paged_attention";
+        else
+          result = prepare(*ops.begin(),
+                           gates.empty() ? OutputGateOp() : *gates.begin());
+      } else {
+        result = function.emitOpError()
+                 << "has unknown attn.kernel kind '" << kind.getValue() << "'";
+      }
+      if (failed(result))
+        return signalPassFailure();
+    }
+    if (!anyKernel) {
+      getOperation().emitError()
+          << "no kernel functions to emit (run attn-outline-kernels first)";
+      signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,49 @@
+//===- Translation.cpp - the attn-to-cuda translation ---------------------===//
+//
+// attn-translate --attn-to-cuda: kernel-form IR in, each kernel's CUDA source
+// and ABI out, separated by marker lines, for the emitter's lit tests.
+//
+//===----------------------------------------------------------------------===//
+#include "attnc/Codegen/CudaEmitter.h"
+#include "attnc/Dialect/Attn/AttnDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+
+using namespace mlir;
+
+namespace attnc {
+
+void registerAttnToCudaTranslation() {
+  TranslateFromMLIRRegistration registration(
+      "attn-to-cuda", "print the CUDA C++ and ABI of each kernel",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError() << "expected a module";
+        // Preparation records derived constants; running it here keeps the
+        // translation usable on any kernel-form module.
+        PassManager pm(op->getContext());
+        pm.addPass(createAttnPrepareEmission());
+        if (failed(pm.run(module)))
+          return failure();
+        FailureOr<std::vector<EmittedKernel>> kernels = emitCudaKernels(module);
+        if (failed(kernels))
+          return failure();
+        for (const EmittedKernel &kernel : *kernels) {
+          os << "// ===== kernel " << kernel.name << " (" << kernel.kind
+             << ") =====\n"
+             << kernel.source << "// ===== abi " << kernel.name << " =====\n"
+             << runtime::kernelAbiToJson(kernel.abi) << "\n";
+        }
+        return success();
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<attn::AttnDialect, func::FuncDialect,
+                        arith::ArithDialect>();
+      });
+}
+
+} // namespace attnc

@@ -1,0 +1,105 @@
+// attnc device helpers: handed to NVRTC as the in-memory header
+// "attnc_device.cuh" for every generated kernel. Small, self-contained
+// (only CUDA's own fp16/bf16/fp8 headers), and shared by all kernel families
+// so that the generated sources stay short and readable.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+namespace attnc {
+
+// ---- element conversion ---------------------------------------------------
+
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) {
+  return __bfloat162float(x);
+}
+__device__ __forceinline__ float to_float(__nv_fp8_e4m3 x) {
+  return static_cast<float>(x);
+}
+
+template <typename T> __device__ __forceinline__ T from_float(float x);
+template <> __device__ __forceinline__ float from_float<float>(float x) {
+  return x;
+}
+template <> __device__ __forceinline__ __half from_float<__half>(float x) {
+  return __float2half_rn(x);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+// Saturating conversion: values beyond e4m3's range (+-448) clamp instead of
+// becoming NaN, as engines' fp8 caches do.
+template <>
+__device__ __forceinline__ __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float x) {
+  return __nv_fp8_e4m3(fminf(fmaxf(x, -448.0f), 448.0f));
+}
+
+// ---- vector access ----------------------------------------------------------
+
+/// N elements of T moved as one access of sizeof(T) * N bytes (N a power of
+/// two, sizeof(T) * N <= 16); the address must be aligned to that size.
+template <typename T, int N> struct alignas(sizeof(T) * N) Vec {
+  T v[N];
+};
+
+template <typename T, int N>
+__device__ __forceinline__ void load_vec(const T *src, float (&out)[N]) {
+  Vec<T, N> packed = *reinterpret_cast<const Vec<T, N> *>(src);
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    out[i] = to_float(packed.v[i]);
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void store_vec(T *dst, const float (&in)[N]) {
+  Vec<T, N> packed;
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    packed.v[i] = from_float<T>(in[i]);
+  *reinterpret_cast<Vec<T, N> *>(dst) = packed;
+}
+
+// ---- reductions ---------------------------------------------------------------
+
+/// Sum over groups of `Width` consecutive lanes (Width a power of two <= 32);
+/// every lane of the warp must call it.
+template <int Width> __device__ __forceinline__ float group_sum(float x) {
+#pragma unroll
+  for (int offset = Width / 2; offset > 0; offset /= 2)
+    x += __shfl_xor_sync(0xffffffffu, x, offset);
+  return x;
+}
+
+__device__ __forceinline__ float warp_sum(float x) { return group_sum<32>(x); }
+
+__device__ __forceinline__ float warp_max(float x) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2)
+    x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, offset));
+  return x;
+}
+
+// ---- math -------------------------------------------------------------------
+
+__device__ __forceinline__ float sigmoid(float x) {
+  return 1.0f / (1.0f + __expf(-x));
+}
+
+/// cos and sin of `position * inv_freq`, the angle reduced to [-pi, pi] in
+/// double precision first: float32 `pos * inv_freq` loses up to pos * 6e-8
+/// rad, which at positions near 100k is a visible error.
+__device__ __forceinline__ void rope_cos_sin(long long position,
+                                             double inv_freq, float *cos_out,
+                                             float *sin_out) {
+  const double two_pi = 6.283185307179586476925286766559;
+  double angle = static_cast<double>(position) * inv_freq;
+  angle -= two_pi * rint(angle / two_pi);
+  sincosf(static_cast<float>(angle), sin_out, cos_out);
+}
+
+} // namespace attnc

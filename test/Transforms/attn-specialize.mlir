@@ -1,0 +1,490 @@
+// RUN: attn-opt %s -attn-specialize | FileCheck %s --check-prefixes=CHECK,SM90A
+// RUN: attn-opt %s -attn-specialize=arch=sm_80 | FileCheck %s --check-prefixes=CHECK,SM80
+// RUN: attn-opt %s -attn-specialize=arch=sm_86 | FileCheck %s --check-prefixes=CHECK,SM86
+// RUN: attn-opt %s -attn-specialize=arch=sm_89 | FileCheck %s --check-prefixes=CHECK,SM89
+// RUN: attn-opt %s -attn-specialize=arch=sm_90 | FileCheck %s --check-prefixes=CHECK,SM90
+// RUN: attn-opt %s '-attn-specialize=num-sms=16' | FileCheck %s --check-prefixes=CHECK,NUMSMS
+
+// The expected schedules were worked out by hand from the rules in the
+// header of passes/lib/Specialize.cpp. Preprocess schedules do not depend on
+// the arch (CHECK); attention schedules are checked per run. Shared memory
+// in the comments: Q tile + stages x K/V tile + 1 KB reserve, against 227 KB
+// (sm_90, sm_90a), 163 KB (sm_80) and 99 KB (sm_86, sm_89).
+
+// SM90A: module attributes {attn.target = "sm_90a"}
+// SM80: module attributes {attn.target = "sm_80"}
+// SM86: module attributes {attn.target = "sm_86"}
+// SM89: module attributes {attn.target = "sm_89"}
+// SM90: module attributes {attn.target = "sm_90"}
+// NUMSMS: module attributes {attn.target = "sm_90a"}
+
+//===----------------------------------------------------------------------===//
+// fused_preprocess
+//===----------------------------------------------------------------------===//
+
+// Dqk 2 / Dv 3: gcd 1, so width 1; 3 vectors -> 4 threads per head; 8 items
+// per token x 4 threads = 32, so 8 whole tokens fill 256 threads.
+// CHECK-LABEL: func.func @preprocess_2_3(
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8>,
+func.func @preprocess_2_3(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>,
+                          %kc: tensor<?x16x2x2xbf16>,
+                          %vc: tensor<?x16x2x3xbf16>, %pos: tensor<?xi64>,
+                          %qw: tensor<2xbf16>, %kw: tensor<2xbf16>)
+    -> tensor<?x4x2xbf16> {
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      positions %pos q_norm_weight %qw k_norm_weight %kw
+      {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3,
+       stages = [#attn.stage<q_norm>, #attn.stage<k_norm>, #attn.stage<rope>],
+       norm_style = #attn.norm_style<rms>, norm_eps = 1.0e-06 : f64,
+       rotary_dim = 2, rotary_offset = 0,
+       rope_style = #attn.rope_style<neox>, theta = 1.0e+04 : f64}
+      : tensor<?x18xbf16>, tensor<?xi64>
+        into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+        positions tensor<?xi64> q_norm_weight tensor<2xbf16>
+        k_norm_weight tensor<2xbf16>
+      -> tensor<?x4x2xbf16>
+  return %q : tensor<?x4x2xbf16>
+}
+
+// Tiny dims, many heads: a token is 40 items x 4 threads = 160 threads; a
+// 256-thread block would leave 96 of them idle, so the block is 160.
+// CHECK-LABEL: func.func @preprocess_2_3_many_heads(
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 160, heads_per_block = 40, tokens_per_block = 1>,
+func.func @preprocess_2_3_many_heads(%qkv: tensor<?x84xbf16>,
+                                     %slots: tensor<?xi64>,
+                                     %kc: tensor<?x16x4x2xbf16>,
+                                     %vc: tensor<?x16x4x3xbf16>)
+    -> tensor<?x32x2xbf16> {
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      {num_q_heads = 32, num_kv_heads = 4, qk_head_dim = 2, v_head_dim = 3,
+       stages = []}
+      : tensor<?x84xbf16>, tensor<?xi64>
+        into tensor<?x16x4x2xbf16>, tensor<?x16x4x3xbf16>
+      -> tensor<?x32x2xbf16>
+  return %q : tensor<?x32x2xbf16>
+}
+
+// A gate adds Hq items: 12 x 4 threads = 48 per token, 5 tokens = 240
+// threads, rounded up to 8 warps.
+// CHECK-LABEL: func.func @preprocess_2_3_gate(
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 5>,
+func.func @preprocess_2_3_gate(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>,
+                               %kc: tensor<?x16x2x2xbf16>,
+                               %vc: tensor<?x16x2x3xbf16>)
+    -> (tensor<?x4x2xbf16>, tensor<?x4x3xbf16>) {
+  %q, %kc1, %vc1, %g = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3,
+       gate_layout = #attn.gate_layout<interleaved>, stages = []}
+      : tensor<?x30xbf16>, tensor<?xi64>
+        into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+      -> tensor<?x4x2xbf16>, tensor<?x4x3xbf16>
+  return %q, %g : tensor<?x4x2xbf16>, tensor<?x4x3xbf16>
+}
+
+// 16-byte vectors (8 bf16); 8 vectors per head.
+// CHECK-LABEL: func.func @preprocess_64(
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 8, threads_per_block = 256, heads_per_block = 32, tokens_per_block = 1>,
+func.func @preprocess_64(%qkv: tensor<?x3072xbf16>, %slots: tensor<?xi64>,
+                         %kc: tensor<?x16x8x64xbf16>,
+                         %vc: tensor<?x16x8x64xbf16>, %pos: tensor<?xi64>)
+    -> tensor<?x32x64xbf16> {
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      positions %pos
+      {num_q_heads = 32, num_kv_heads = 8, qk_head_dim = 64, v_head_dim = 64,
+       stages = [#attn.stage<rope>], rotary_dim = 64, rotary_offset = 0,
+       rope_style = #attn.rope_style<neox>, theta = 1.0e+04 : f64}
+      : tensor<?x3072xbf16>, tensor<?xi64>
+        into tensor<?x16x8x64xbf16>, tensor<?x16x8x64xbf16>
+        positions tensor<?xi64>
+      -> tensor<?x32x64xbf16>
+  return %q : tensor<?x32x64xbf16>
+}
+
+// Qwen3: q/k norm then rope, 16 vectors per head.
+// CHECK-LABEL: func.func @preprocess_128(
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 16, threads_per_block = 256, heads_per_block = 16, tokens_per_block = 1>,
+func.func @preprocess_128(%qkv: tensor<?x6144xbf16>, %slots: tensor<?xi64>,
+                          %kc: tensor<?x16x8x128xbf16>,
+                          %vc: tensor<?x16x8x128xbf16>, %pos: tensor<?xi64>,
+                          %qw: tensor<128xbf16>, %kw: tensor<128xbf16>)
+    -> tensor<?x32x128xbf16> {
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      positions %pos q_norm_weight %qw k_norm_weight %kw
+      {num_q_heads = 32, num_kv_heads = 8, qk_head_dim = 128,
+       v_head_dim = 128,
+       stages = [#attn.stage<q_norm>, #attn.stage<k_norm>, #attn.stage<rope>],
+       norm_style = #attn.norm_style<rms>, norm_eps = 1.0e-06 : f64,
+       rotary_dim = 128, rotary_offset = 0,
+       rope_style = #attn.rope_style<neox>, theta = 1.0e+06 : f64}
+      : tensor<?x6144xbf16>, tensor<?xi64>
+        into tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>
+        positions tensor<?xi64> q_norm_weight tensor<128xbf16>
+        k_norm_weight tensor<128xbf16>
+      -> tensor<?x32x128xbf16>
+  return %q : tensor<?x32x128xbf16>
+}
+
+// MiMo-V2-Flash full attention, 192/128, partial rotary 64: 24 vectors of
+// the larger head -> 32 threads (v heads use 16 of them).
+// CHECK-LABEL: func.func @preprocess_192_128_hq64(
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 32, threads_per_block = 256, heads_per_block = 8, tokens_per_block = 1>,
+func.func @preprocess_192_128_hq64(%qkv: tensor<?x13568xbf16>,
+                                   %slots: tensor<?xi64>,
+                                   %kc: tensor<?x16x4x192xbf16>,
+                                   %vc: tensor<?x16x4x128xbf16>,
+                                   %pos: tensor<?xi64>,
+                                   %qw: tensor<192xbf16>,
+                                   %kw: tensor<192xbf16>)
+    -> tensor<?x64x192xbf16> {
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      positions %pos q_norm_weight %qw k_norm_weight %kw
+      {num_q_heads = 64, num_kv_heads = 4, qk_head_dim = 192,
+       v_head_dim = 128,
+       stages = [#attn.stage<q_norm>, #attn.stage<k_norm>, #attn.stage<rope>],
+       norm_style = #attn.norm_style<rms>, norm_eps = 1.0e-06 : f64,
+       rotary_dim = 64, rotary_offset = 0,
+       rope_style = #attn.rope_style<neox>, theta = 5.0e+06 : f64}
+      : tensor<?x13568xbf16>, tensor<?xi64>
+        into tensor<?x16x4x192xbf16>, tensor<?x16x4x128xbf16>
+        positions tensor<?xi64> q_norm_weight tensor<192xbf16>
+        k_norm_weight tensor<192xbf16>
+      -> tensor<?x64x192xbf16>
+  return %q : tensor<?x64x192xbf16>
+}
+
+// CHECK-LABEL: func.func @preprocess_192_128_hq16(
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 32, threads_per_block = 256, heads_per_block = 8, tokens_per_block = 1>,
+func.func @preprocess_192_128_hq16(%qkv: tensor<?x3712xbf16>,
+                                   %slots: tensor<?xi64>,
+                                   %kc: tensor<?x16x2x192xbf16>,
+                                   %vc: tensor<?x16x2x128xbf16>,
+                                   %pos: tensor<?xi64>)
+    -> tensor<?x16x192xbf16> {
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      positions %pos
+      {num_q_heads = 16, num_kv_heads = 2, qk_head_dim = 192,
+       v_head_dim = 128, stages = [#attn.stage<rope>], rotary_dim = 64,
+       rotary_offset = 0, rope_style = #attn.rope_style<neox>,
+       theta = 1.0e+04 : f64}
+      : tensor<?x3712xbf16>, tensor<?xi64>
+        into tensor<?x16x2x192xbf16>, tensor<?x16x2x128xbf16>
+        positions tensor<?xi64>
+      -> tensor<?x16x192xbf16>
+  return %q : tensor<?x16x192xbf16>
+}
+
+// 256/256 with a [q|k|v|g] gate: 32 vectors per head, a warp per head.
+// CHECK-LABEL: func.func @preprocess_256_gate(
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 32, threads_per_block = 256, heads_per_block = 8, tokens_per_block = 1>,
+func.func @preprocess_256_gate(%qkv: tensor<?x9216xbf16>,
+                               %slots: tensor<?xi64>,
+                               %kc: tensor<?x16x2x256xbf16>,
+                               %vc: tensor<?x16x2x256xbf16>)
+    -> (tensor<?x16x256xbf16>, tensor<?x16x256xbf16>) {
+  %q, %kc1, %vc1, %g = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      {num_q_heads = 16, num_kv_heads = 2, qk_head_dim = 256,
+       v_head_dim = 256, gate_layout = #attn.gate_layout<qkvg>, stages = []}
+      : tensor<?x9216xbf16>, tensor<?xi64>
+        into tensor<?x16x2x256xbf16>, tensor<?x16x2x256xbf16>
+      -> tensor<?x16x256xbf16>, tensor<?x16x256xbf16>
+  return %q, %g : tensor<?x16x256xbf16>, tensor<?x16x256xbf16>
+}
+
+// An fp8 cache does not change the width (it is set by the bf16 reads).
+// 10 items x 16 threads = 160 threads per token: a 160-thread block.
+// CHECK-LABEL: func.func @preprocess_fp8_cache(
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 16, threads_per_block = 160, heads_per_block = 10, tokens_per_block = 1>,
+func.func @preprocess_fp8_cache(%qkv: tensor<?x1280xbf16>,
+                                %slots: tensor<?xi64>,
+                                %kc: tensor<?x16x1x128xf8E4M3FN>,
+                                %vc: tensor<?x16x1x128xf8E4M3FN>,
+                                %pos: tensor<?xi64>, %ks: tensor<f32>,
+                                %vs: tensor<f32>)
+    -> tensor<?x8x128xbf16> {
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      positions %pos scales %ks, %vs
+      {num_q_heads = 8, num_kv_heads = 1, qk_head_dim = 128,
+       v_head_dim = 128, stages = [#attn.stage<rope>], rotary_dim = 128,
+       rotary_offset = 0, rope_style = #attn.rope_style<neox>,
+       theta = 1.0e+04 : f64}
+      : tensor<?x1280xbf16>, tensor<?xi64>
+        into tensor<?x16x1x128xf8E4M3FN>, tensor<?x16x1x128xf8E4M3FN>
+        positions tensor<?xi64> scales tensor<f32>, tensor<f32>
+      -> tensor<?x8x128xbf16>
+  return %q : tensor<?x8x128xbf16>
+}
+
+// neox, rotary_dim 12 at offset 4: the halves start at 4 and 10, so the
+// width must divide 4 and 6: 2.
+// CHECK-LABEL: func.func @preprocess_neox_offset(
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 2, threads_per_head = 32, threads_per_block = 256, heads_per_block = 8, tokens_per_block = 1>,
+func.func @preprocess_neox_offset(%qkv: tensor<?x768xbf16>,
+                                  %slots: tensor<?xi64>,
+                                  %kc: tensor<?x16x2x64xbf16>,
+                                  %vc: tensor<?x16x2x64xbf16>,
+                                  %pos: tensor<?xi64>)
+    -> tensor<?x8x64xbf16> {
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      positions %pos
+      {num_q_heads = 8, num_kv_heads = 2, qk_head_dim = 64, v_head_dim = 64,
+       stages = [#attn.stage<rope>], rotary_dim = 12, rotary_offset = 4,
+       rope_style = #attn.rope_style<neox>, theta = 1.0e+04 : f64}
+      : tensor<?x768xbf16>, tensor<?xi64>
+        into tensor<?x16x2x64xbf16>, tensor<?x16x2x64xbf16>
+        positions tensor<?xi64>
+      -> tensor<?x8x64xbf16>
+  return %q : tensor<?x8x64xbf16>
+}
+
+// The same range with gptj: the rotated range [4, 16) only needs width 4,
+// whose vectors hold whole (2i, 2i+1) pairs. 12 items x 16 threads = 192.
+// CHECK-LABEL: func.func @preprocess_gptj_offset(
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 4, threads_per_head = 16, threads_per_block = 192, heads_per_block = 12, tokens_per_block = 1>,
+func.func @preprocess_gptj_offset(%qkv: tensor<?x768xbf16>,
+                                  %slots: tensor<?xi64>,
+                                  %kc: tensor<?x16x2x64xbf16>,
+                                  %vc: tensor<?x16x2x64xbf16>,
+                                  %pos: tensor<?xi64>)
+    -> tensor<?x8x64xbf16> {
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      positions %pos
+      {num_q_heads = 8, num_kv_heads = 2, qk_head_dim = 64, v_head_dim = 64,
+       stages = [#attn.stage<rope>], rotary_dim = 12, rotary_offset = 4,
+       rope_style = #attn.rope_style<gptj>, theta = 1.0e+04 : f64}
+      : tensor<?x768xbf16>, tensor<?xi64>
+        into tensor<?x16x2x64xbf16>, tensor<?x16x2x64xbf16>
+        positions tensor<?xi64>
+      -> tensor<?x8x64xbf16>
+  return %q : tensor<?x8x64xbf16>
+}
+
+// f32 activations: 16 bytes are 4 elements.
+// CHECK-LABEL: func.func @preprocess_f32(
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 4, threads_per_head = 32, threads_per_block = 256, heads_per_block = 8, tokens_per_block = 1>,
+func.func @preprocess_f32(%qkv: tensor<?x1536xf32>, %slots: tensor<?xi64>,
+                          %kc: tensor<?x16x2x128xf32>,
+                          %vc: tensor<?x16x2x128xf32>)
+    -> tensor<?x8x128xf32> {
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      {num_q_heads = 8, num_kv_heads = 2, qk_head_dim = 128,
+       v_head_dim = 128, stages = []}
+      : tensor<?x1536xf32>, tensor<?xi64>
+        into tensor<?x16x2x128xf32>, tensor<?x16x2x128xf32>
+      -> tensor<?x8x128xf32>
+  return %q : tensor<?x8x128xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// paged_attention
+//===----------------------------------------------------------------------===//
+
+// Dqk 2 / Dv 3 pad to 16; 2 query heads per KV head.
+// CHECK-LABEL: func.func @attention_2_3(
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// NUMSMS: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 32, target_ctas = 32>,
+func.func @attention_2_3(%q: tensor<?x4x2xbf16>, %kc: tensor<?x16x2x2xbf16>,
+                         %vc: tensor<?x16x2x3xbf16>, %bt: tensor<?x?xi32>,
+                         %sl: tensor<?xi32>, %qs: tensor<?xi32>)
+    -> tensor<?x4x3xbf16> {
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.7071 : f64}
+      : tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>,
+        tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x4x3xbf16>
+  return %o : tensor<?x4x3xbf16>
+}
+
+// CHECK-LABEL: func.func @attention_64(
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+func.func @attention_64(%q: tensor<?x32x64xbf16>, %kc: tensor<?x16x8x64xbf16>,
+                        %vc: tensor<?x16x8x64xbf16>, %bt: tensor<?x?xi32>,
+                        %sl: tensor<?xi32>, %qs: tensor<?xi32>)
+    -> tensor<?x32x64xbf16> {
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.125 : f64}
+      : tensor<?x32x64xbf16>, tensor<?x16x8x64xbf16>,
+        tensor<?x16x8x64xbf16>, tensor<?x?xi32>, tensor<?xi32>,
+        tensor<?xi32> -> tensor<?x32x64xbf16>
+  return %o : tensor<?x32x64xbf16>
+}
+
+// sm_90a: 32 KB + 3 x 32 KB + 1 KB = 129 KB; sm_8x: 16 KB + 2 x 32 KB + 1 KB.
+// CHECK-LABEL: func.func @attention_128(
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+func.func @attention_128(%q: tensor<?x32x128xbf16>,
+                         %kc: tensor<?x16x8x128xbf16>,
+                         %vc: tensor<?x16x8x128xbf16>, %bt: tensor<?x?xi32>,
+                         %sl: tensor<?xi32>, %qs: tensor<?xi32>)
+    -> tensor<?x32x128xbf16> {
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.0884 : f64}
+      : tensor<?x32x128xbf16>, tensor<?x16x8x128xbf16>,
+        tensor<?x16x8x128xbf16>, tensor<?x?xi32>, tensor<?xi32>,
+        tensor<?xi32> -> tensor<?x32x128xbf16>
+  return %o : tensor<?x32x128xbf16>
+}
+
+// MiMo-V2-Flash full attention, 16 query heads per KV head.
+// sm_90a: 48 KB + 3 x 40 KB + 1 KB = 169 KB. sm_90 (no wgmma): 64 rows,
+// 24 KB + 3 x 40 KB + 1 KB. sm_80: 24 KB + 2 x 40 KB + 1 KB = 105 KB.
+// sm_86/89: 105 KB > 99 KB, so 32 keys: 24 KB + 2 x 20 KB + 1 KB.
+// CHECK-LABEL: func.func @attention_192_128_hq64(
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM90: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 3, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 32, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// SM89: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 32, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 256>,
+// NUMSMS: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 32, target_ctas = 32>,
+func.func @attention_192_128_hq64(%q: tensor<?x64x192xbf16>,
+                                  %kc: tensor<?x16x4x192xbf16>,
+                                  %vc: tensor<?x16x4x128xbf16>,
+                                  %bt: tensor<?x?xi32>, %sl: tensor<?xi32>,
+                                  %qs: tensor<?xi32>)
+    -> tensor<?x64x128xbf16> {
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.0721 : f64}
+      : tensor<?x64x192xbf16>, tensor<?x16x4x192xbf16>,
+        tensor<?x16x4x128xbf16>, tensor<?x?xi32>, tensor<?xi32>,
+        tensor<?xi32> -> tensor<?x64x128xbf16>
+  return %o : tensor<?x64x128xbf16>
+}
+
+// The decode benchmark's shape: 8 query heads per KV head.
+// CHECK-LABEL: func.func @attention_192_128_hq16(
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 32, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+func.func @attention_192_128_hq16(%q: tensor<?x16x192xbf16>,
+                                  %kc: tensor<?x16x2x192xbf16>,
+                                  %vc: tensor<?x16x2x128xbf16>,
+                                  %bt: tensor<?x?xi32>, %sl: tensor<?xi32>,
+                                  %qs: tensor<?xi32>)
+    -> tensor<?x16x128xbf16> {
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.0721 : f64}
+      : tensor<?x16x192xbf16>, tensor<?x16x2x192xbf16>,
+        tensor<?x16x2x128xbf16>, tensor<?x?xi32>, tensor<?xi32>,
+        tensor<?xi32> -> tensor<?x16x128xbf16>
+  return %o : tensor<?x16x128xbf16>
+}
+
+// sm_90a: 3 stages would be 64 KB + 3 x 64 KB; 2 stages fit (193 KB).
+// sm_80: 32 KB + 2 x 64 KB + 1 KB = 161 KB fits 163 KB. sm_86: 32 keys.
+// CHECK-LABEL: func.func @attention_256(
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 32, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+func.func @attention_256(%q: tensor<?x16x256xbf16>,
+                         %kc: tensor<?x16x2x256xbf16>,
+                         %vc: tensor<?x16x2x256xbf16>, %bt: tensor<?x?xi32>,
+                         %sl: tensor<?xi32>, %qs: tensor<?xi32>)
+    -> tensor<?x16x256xbf16> {
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.0625 : f64}
+      : tensor<?x16x256xbf16>, tensor<?x16x2x256xbf16>,
+        tensor<?x16x2x256xbf16>, tensor<?x?xi32>, tensor<?xi32>,
+        tensor<?xi32> -> tensor<?x16x256xbf16>
+  return %o : tensor<?x16x256xbf16>
+}
+
+// The same shape with fp8 caches: K/V tiles are 1 byte per element, so
+// sm_90a keeps 3 stages (64 KB + 3 x 32 KB + 1 KB) and sm_86 64 keys.
+// CHECK-LABEL: func.func @attention_256_fp8(
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+func.func @attention_256_fp8(%q: tensor<?x16x256xbf16>,
+                             %kc: tensor<?x16x2x256xf8E4M3FN>,
+                             %vc: tensor<?x16x2x256xf8E4M3FN>,
+                             %bt: tensor<?x?xi32>, %sl: tensor<?xi32>,
+                             %qs: tensor<?xi32>, %ks: tensor<f32>,
+                             %vs: tensor<f32>)
+    -> tensor<?x16x256xbf16> {
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs scales %ks, %vs
+      {softmax_scale = 0.0625 : f64}
+      : tensor<?x16x256xbf16>, tensor<?x16x2x256xf8E4M3FN>,
+        tensor<?x16x2x256xf8E4M3FN>, tensor<?x?xi32>, tensor<?xi32>,
+        tensor<?xi32> scales tensor<f32>, tensor<f32>
+      -> tensor<?x16x256xbf16>
+  return %o : tensor<?x16x256xbf16>
+}
+
+// The largest head dims: the 16-row accumulator is 256 registers per
+// thread, so the V columns split over twice the warps and 128-row tiles
+// (16 warps) exceed the register file. sm_90a: 64 KB + 2 x 64 KB + 1 KB;
+// sm_80: 16 keys at 2 stages; sm_86: 16 keys, 1 stage (64 + 32 + 1 KB).
+// CHECK-LABEL: func.func @attention_512(
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 32, num_warps = 8, pipeline_stages = 2, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 16, num_warps = 8, pipeline_stages = 2, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+func.func @attention_512(%q: tensor<?x8x512xbf16>,
+                         %kc: tensor<?x16x8x512xbf16>,
+                         %vc: tensor<?x16x8x512xbf16>, %bt: tensor<?x?xi32>,
+                         %sl: tensor<?xi32>, %qs: tensor<?xi32>)
+    -> tensor<?x8x512xbf16> {
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.0442 : f64}
+      : tensor<?x8x512xbf16>, tensor<?x16x8x512xbf16>,
+        tensor<?x16x8x512xbf16>, tensor<?x?xi32>, tensor<?xi32>,
+        tensor<?xi32> -> tensor<?x8x512xbf16>
+  return %o : tensor<?x8x512xbf16>
+}
+
+// 96 query heads on one KV head: the pack is the largest divisor of 96 that
+// fits in block_m (96 of 128 rows; 48 of 64).
+// CHECK-LABEL: func.func @attention_gqa_cap(
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 96, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 48, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 48, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+func.func @attention_gqa_cap(%q: tensor<?x96x128xbf16>,
+                             %kc: tensor<?x16x1x128xbf16>,
+                             %vc: tensor<?x16x1x128xbf16>,
+                             %bt: tensor<?x?xi32>, %sl: tensor<?xi32>,
+                             %qs: tensor<?xi32>)
+    -> tensor<?x96x128xbf16> {
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.0884 : f64}
+      : tensor<?x96x128xbf16>, tensor<?x16x1x128xbf16>,
+        tensor<?x16x1x128xbf16>, tensor<?x?xi32>, tensor<?xi32>,
+        tensor<?xi32> -> tensor<?x96x128xbf16>
+  return %o : tensor<?x96x128xbf16>
+}
+
+// Head counts and dims dynamic in one operand are read from another.
+// CHECK-LABEL: func.func @attention_sizes_from_other_operands(
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+func.func @attention_sizes_from_other_operands(%q: tensor<?x?x?xbf16>,
+    %kc: tensor<?x16x2x64xbf16>, %vc: tensor<?x16x2x64xbf16>,
+    %bt: tensor<?x?xi32>, %sl: tensor<?xi32>, %qs: tensor<?xi32>)
+    -> tensor<?x8x64xbf16> {
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.125 : f64}
+      : tensor<?x?x?xbf16>, tensor<?x16x2x64xbf16>, tensor<?x16x2x64xbf16>,
+        tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x8x64xbf16>
+  return %o : tensor<?x8x64xbf16>
+}
+
+// A schedule already present (e.g. for another target) is replaced.
+// CHECK-LABEL: func.func @attention_replaces_schedule(
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+func.func @attention_replaces_schedule(%q: tensor<?x8x64xbf16>,
+                                       %kc: tensor<?x16x8x64xbf16>,
+                                       %vc: tensor<?x16x8x64xbf16>,
+                                       %bt: tensor<?x?xi32>,
+                                       %sl: tensor<?xi32>, %qs: tensor<?xi32>)
+    -> tensor<?x8x64xbf16> {
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.125 : f64,
+       schedule = #attn.attention_schedule<block_m = 128, block_n = 64,
+           num_warps = 8, pipeline_stages = 3, qk_dim_padded = 64,
+           v_dim_padded = 64, gqa_pack = 1, split_kv_min_keys = 256,
+           max_kv_splits = 64, target_ctas = 264>}
+      : tensor<?x8x64xbf16>, tensor<?x16x8x64xbf16>, tensor<?x16x8x64xbf16>,
+        tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x8x64xbf16>
+  return %o : tensor<?x8x64xbf16>
+}
