@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The main job: build attnc, then the ahead-of-time steps on the bundled
-# default model configuration (a 192/128 model). Until codegen lands this is
-# `attnc layout` (segments and shards) and `attnc import` (the attn IR).
+# The main job: build attnc, then the ahead-of-time compile of the bundled
+# default model configuration (MiMo-V2-Flash, a 192/128 model): the attn
+# pipeline, CUDA emission and NVRTC for sm_90a, written to a model bundle.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${ATTNC_BUILD_DIR:-$root/build}
 config=${1:-$root/examples/configs/default.json}
 
 "$root/scripts/build.sh" >&2
-"$build/bin/attnc" layout "$config" --tp 4
-"$build/bin/attnc" import "$config"
+out=${ATTNC_OUT:-$build/default-model}
+"$build/bin/attnc" compile "$config" --arch sm_90a -o "$out"

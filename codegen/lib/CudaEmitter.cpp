@@ -656,7 +656,7 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   float m[kGroupSize], l[kGroupSize], acc[kGroupSize][kVPerLane];
 #pragma unroll
   for (int h = 0; h < kGroupSize; ++h) {
-    m[h] = -INFINITY;
+    m[h] = -attnc::infinity();
     l[h] = 0.0f;
 #pragma unroll
     for (int c = 0; c < kVPerLane; ++c) acc[h][c] = 0.0f;
@@ -721,7 +721,7 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   for (int i = threadIdx.x; i < kGroupSize * kVHeadDim; i += kWarps * 32) {
     const int h = i / kVHeadDim, d = i % kVHeadDim;
     const int q_head = kv_head * kGroupSize + h;
-    float m_all = -INFINITY;
+    float m_all = -attnc::infinity();
     for (int w = 0; w < kWarps; ++w) m_all = fmaxf(m_all, shared_m[w * kGroupSize + h]);
 )";
   if (sinks)
@@ -729,7 +729,7 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
        << "    const float sink = sinks[q_head] * 1.4426950408889634f;\n"
        << "    m_all = fmaxf(m_all, sink);\n";
   os << R"(    float result = 0.0f;
-    if (m_all != -INFINITY) {
+    if (m_all != -attnc::infinity()) {
       float l_all = 0.0f, acc_all = 0.0f;
       for (int w = 0; w < kWarps; ++w) {
         const float weight = exp2f(shared_m[w * kGroupSize + h] - m_all);

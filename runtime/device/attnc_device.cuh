@@ -86,6 +86,9 @@ __device__ __forceinline__ float warp_max(float x) {
 
 // ---- math -------------------------------------------------------------------
 
+/// +infinity (NVRTC has no <math.h>, so no INFINITY macro).
+__device__ __forceinline__ float infinity() { return __int_as_float(0x7f800000); }
+
 __device__ __forceinline__ float sigmoid(float x) {
   return 1.0f / (1.0f + __expf(-x));
 }

@@ -4,6 +4,7 @@
 // suite.
 //
 //===----------------------------------------------------------------------===//
+#include "attnc/Codegen/CudaEmitter.h"
 #include "attnc/Dialect/Attn/AttnDialect.h"
 #include "attnc/Transforms/Passes.h"
 
@@ -18,6 +19,7 @@ int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   attnc::registerAttncPipeline();
+  attnc::registerAttncCodegenPasses();
   mlir::DialectRegistry registry;
   // arith: constants in tests (e.g. a splat gate for attn-canonicalize).
   registry.insert<attnc::attn::AttnDialect, mlir::func::FuncDialect,

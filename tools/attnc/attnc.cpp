@@ -12,6 +12,8 @@
 #include "attnc/Model/Layout.h"
 #include "attnc/Model/ModelConfig.h"
 
+#include "attnc/Jit/ModelCompiler.h"
+#include "attnc/Runtime/FileUtil.h"
 #include "attnc/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -22,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -46,6 +49,10 @@ const char *kUsage =
     "         [--emit=layer|kernel] [--arch sm_90a] [-o FILE]\n"
     "      the layers in the attn dialect, one function per layer kind;\n"
     "      --emit=kernel runs attnc-pipeline and prints the kernel form\n"
+    "  compile <config.json> -o DIR [--arch sm_90a] [--tp N --rank R]\n"
+    "          [--dtype bf16|fp16] [--kv-dtype bf16|fp16|fp8] [--block-size N]\n"
+    "      ahead-of-time compile: IR per stage, .cu, .ptx and .cubin per\n"
+    "      kernel, manifest.json; a loadable model bundle\n"
     "\n"
     "exit status: 0 ok, 2 bad input (the message names the field), 1 internal error\n";
 
@@ -308,30 +315,21 @@ int runLayout(int argc, char **argv) {
   return kExitOk;
 }
 
-int runImport(int argc, char **argv) {
-  Args args;
-  if (auto error =
-          parseArgs(argc, argv, 2,
-                    {"--tp", "--rank", "--dtype", "--kv-dtype", "--block-size",
-                     "--emit", "--arch", "-o"},
-                    {}, args))
-    return fail(kExitBadInput, *error);
-  if (args.positional.size() != 1)
-    return fail(kExitBadInput, "import: expected one config file");
-  const std::string &path = args.positional[0];
-  attnc::LayerBuildOptions options;
+/// The layer options shared by import and compile (--tp, --rank,
+/// --block-size, --dtype, --kv-dtype); the error names the flag.
+std::optional<std::string> layerOptions(const Args &args,
+                                        attnc::LayerBuildOptions &options) {
   if (auto e = intOption(args, "--tp", options.tp))
-    return fail(kExitBadInput, *e);
+    return e;
   if (auto e = intOption(args, "--rank", options.rank))
-    return fail(kExitBadInput, *e);
+    return e;
   if (auto e = intOption(args, "--block-size", options.block_size))
-    return fail(kExitBadInput, *e);
+    return e;
   if (args.values.count("--rank") && !args.values.count("--tp"))
-    return fail(kExitBadInput, "--rank: needs --tp");
+    return std::string("--rank: needs --tp");
   if (auto it = args.values.find("--dtype"); it != args.values.end()) {
     if (it->second != "bf16" && it->second != "fp16")
-      return fail(kExitBadInput,
-                  "--dtype: must be bf16 or fp16, got '" + it->second + "'");
+      return "--dtype: must be bf16 or fp16, got '" + it->second + "'";
     options.dtype = it->second;
   }
   if (auto it = args.values.find("--kv-dtype"); it != args.values.end()) {
@@ -342,9 +340,31 @@ int runImport(int argc, char **argv) {
     else if (it->second == "fp8")
       options.kv_dtype = attnc::KvCacheDtype::FP8E4M3;
     else
-      return fail(kExitBadInput, "--kv-dtype: must be bf16, fp16 or fp8, got '" +
-                                     it->second + "'");
+      return "--kv-dtype: must be bf16, fp16 or fp8, got '" + it->second + "'";
   }
+  return std::nullopt;
+}
+
+const std::vector<std::string> kLayerFlags = {"--tp", "--rank", "--dtype",
+                                              "--kv-dtype", "--block-size"};
+
+std::vector<std::string> withLayerFlags(std::vector<std::string> flags) {
+  flags.insert(flags.end(), kLayerFlags.begin(), kLayerFlags.end());
+  return flags;
+}
+
+int runImport(int argc, char **argv) {
+  Args args;
+  if (auto error = parseArgs(argc, argv, 2,
+                             withLayerFlags({"--emit", "--arch", "-o"}), {},
+                             args))
+    return fail(kExitBadInput, *error);
+  if (args.positional.size() != 1)
+    return fail(kExitBadInput, "import: expected one config file");
+  const std::string &path = args.positional[0];
+  attnc::LayerBuildOptions options;
+  if (auto e = layerOptions(args, options))
+    return fail(kExitBadInput, *e);
 
   attnc::Expected<attnc::ModelConfig> config =
       attnc::importModelConfigFile(path);
@@ -402,6 +422,98 @@ int runImport(int argc, char **argv) {
   return kExitOk;
 }
 
+/// Lines of a text (a final line without newline counts).
+size_t countLines(const std::string &text) {
+  size_t lines = std::count(text.begin(), text.end(), '\n');
+  return lines + (!text.empty() && text.back() != '\n');
+}
+
+int runCompile(int argc, char **argv) {
+  namespace fu = attnc::runtime::file_util;
+  Args args;
+  if (auto error =
+          parseArgs(argc, argv, 2, withLayerFlags({"--arch", "-o"}), {}, args))
+    return fail(kExitBadInput, *error);
+  if (args.positional.size() != 1)
+    return fail(kExitBadInput, "compile: expected one config file");
+  const std::string &path = args.positional[0];
+  auto out = args.values.find("-o");
+  if (out == args.values.end())
+    return fail(kExitBadInput, "-o: compile needs an output directory");
+  const std::string dir = out->second;
+  attnc::jit::ModelCompileOptions options;
+  options.keep_stage_ir = true;
+  if (auto e = layerOptions(args, options.layer))
+    return fail(kExitBadInput, *e);
+  if (auto it = args.values.find("--arch"); it != args.values.end())
+    options.arch = it->second;
+  if (attnc::runtime::Status s = attnc::runtime::validateArch(options.arch);
+      !s.ok())
+    return fail(kExitBadInput, "--arch: " + s.message());
+
+  std::fprintf(stderr, "attnc: reading %s\n", path.c_str());
+  attnc::Expected<attnc::ModelConfig> config =
+      attnc::importModelConfigFile(path);
+  if (!config)
+    return configError(path, config.error());
+
+  attnc::runtime::ContextOptions contextOptions;
+  contextOptions.archs = {options.arch};
+  auto context = attnc::runtime::Context::create(contextOptions);
+  if (!context)
+    return fail(kExitInternal, context.status().message());
+  std::fprintf(stderr,
+               "attnc: compiling %zu layer kind(s) of %s for %s (pipeline, "
+               "CUDA emission, NVRTC)\n",
+               config->kinds.size(), config->model_type.c_str(),
+               options.arch.c_str());
+  auto model = attnc::jit::compileModel(**context, *config, options);
+  if (!model) {
+    const attnc::runtime::Status &status = model.status();
+    bool request = status.code() == attnc::runtime::StatusCode::InvalidArgument;
+    return fail(request ? kExitBadInput : kExitInternal,
+                path + ": " + status.message());
+  }
+
+  // The model bundle (loadable without NVRTC), then the inspection files.
+  if (attnc::runtime::Status s = attnc::jit::writeModelBundle(*model, dir);
+      !s.ok())
+    return fail(kExitInternal, s.message());
+  auto write = [&](const std::string &file, const std::string &text) {
+    attnc::runtime::Status s = fu::writeFileAtomic(file, text);
+    if (!s.ok())
+      fail(kExitInternal, s.message());
+    return s.ok();
+  };
+  if (!fu::makeDirectories(dir + "/ir").ok())
+    return fail(kExitInternal, "cannot create " + dir + "/ir");
+  for (size_t i = 0; i < model->stages.size(); ++i) {
+    char name[64];
+    std::snprintf(name, sizeof name, "/ir/%02zu-%s.mlir", i,
+                  model->stages[i].stage.c_str());
+    if (!write(dir + name, model->stages[i].module))
+      return kExitInternal;
+  }
+  std::printf("\n%-34s %8s %10s %10s %11s  %s\n", "kernel", "lines",
+              "ptx bytes", "cubin", "compile ms", "cache");
+  for (const attnc::jit::CompiledKernel &kernel : model->kernels) {
+    std::string kernelDir = dir + "/kernels/" + kernel.name;
+    const attnc::runtime::KernelBinary &binary = kernel.set->binaries().front();
+    if (!write(kernelDir + "/" + kernel.name + ".mlir", kernel.kernel_ir + "\n") ||
+        !write(kernelDir + "/" + kernel.name + ".ptx", binary.ptx))
+      return kExitInternal;
+    std::printf("%-34s %8zu %10zu %10zu %11.1f  %s\n", kernel.name.c_str(),
+                countLines(kernel.source), binary.ptx.size(),
+                binary.cubin.size(), binary.report.compile_ms,
+                attnc::runtime::buildOutcomeName(binary.report.outcome));
+  }
+  std::printf("\nwrote %s: manifest.json, ir/ (the module after each stage), "
+              "kernels/<name>/ (.cu, .mlir, .ptx, kernels.%s.cubin and its "
+              "bundle manifest)\n",
+              dir.c_str(), options.arch.c_str());
+  return kExitOk;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -420,6 +532,8 @@ int main(int argc, char **argv) {
     return runLayout(argc, argv);
   if (command == "import")
     return runImport(argc, argv);
+  if (command == "compile")
+    return runCompile(argc, argv);
   return fail(kExitBadInput,
               "unknown command '" + command + "'\n" + std::string(kUsage));
 }

@@ -1,0 +1,96 @@
+/*===- attnc-c/Compiler.h - C API of the attnc JIT compiler -------*- C -*-===*\
+|*                                                                            *|
+|* Compiles a model's attention layers into kernels: a Hugging Face          *|
+|* config.json (or attnc spec) text, or `attn` IR, goes through the attn     *|
+|* pipeline and the CUDA emitter, and each kernel through NVRTC and the      *|
+|* context's kernel cache (attnc-c/Runtime.h). The result, an attnc_model_t,*|
+|* holds one kernel set per kernel; launch them with attnc_kernel_launch.     *|
+|*                                                                            *|
+|* Kernels of a model, per layer kind <layer> ("full_attention", ...):       *|
+|*  - "<layer>__preprocess" (kind "preprocess"): QKV(G) split, optional q/k  *|
+|*    norm and rope, paged KV-cache write; outputs q (and the gate).         *|
+|*  - "<layer>__attention" (kind "attention"): paged attention over varlen   *|
+|*    rows, with the output gate as its epilogue when the model has one.     *|
+|* Each kernel's ABI (attnc_kernel_abi_json) names its parameters.           *|
+|*                                                                            *|
+|* Thread safety: compiling is thread-safe per context (as in Runtime.h); an *|
+|* attnc_model_t is immutable after creation.                                *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+#ifndef ATTNC_C_COMPILER_H
+#define ATTNC_C_COMPILER_H
+
+#include "attnc-c/Runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A compiled (or loaded) model: its kernels, their sources and ABIs. */
+typedef struct attnc_model_s *attnc_model_t;
+
+typedef struct attnc_model_options_t {
+  /** Target arch, e.g. "sm_90a". NULL: the context's first arch. */
+  const char *arch;
+  /** Tensor-parallel degree and rank (0: 1 and 0). */
+  int64_t tp;
+  int64_t rank;
+  /** Tokens per KV-cache block (0: 16). */
+  int64_t block_size;
+  /** Activation dtype "bf16" | "fp16". NULL: the config's. */
+  const char *dtype;
+  /** KV-cache dtype "bf16" | "fp16" | "fp8". NULL: the activation dtype. */
+  const char *kv_dtype;
+} attnc_model_options_t;
+
+/** Sets every field to its default (NULL / 0). */
+void attnc_model_options_initialize(attnc_model_options_t *options);
+
+/** Compiles a model configuration (JSON text, NUL-terminated).
+ *  INVALID_ARGUMENT names the config field or option and the rule;
+ *  COMPILE_ERROR carries the NVRTC log, options and saved source path. */
+attnc_status_t attnc_model_compile_config(attnc_context_t context,
+                                          const char *config_json,
+                                          const attnc_model_options_t *options,
+                                          attnc_model_t *out_model);
+
+/** Compiles `attn` IR text (layer form: one func.func per layer kind, as
+ *  `attnc import` prints it). Only options->arch is used. */
+attnc_status_t attnc_model_compile_ir(attnc_context_t context,
+                                      const char *mlir_text,
+                                      const attnc_model_options_t *options,
+                                      attnc_model_t *out_model);
+
+/** Loads a model bundle written by attnc_model_write_bundle or
+ *  `attnc compile` (no NVRTC, no MLIR work, no GPU needed). */
+attnc_status_t attnc_model_load_bundle(attnc_context_t context,
+                                       const char *directory,
+                                       attnc_model_t *out_model);
+
+/** Writes the model as a bundle directory (manifest.json, and per kernel its
+ *  .cu source and a kernel-set bundle). */
+attnc_status_t attnc_model_write_bundle(attnc_model_t model,
+                                        const char *directory);
+
+void attnc_model_destroy(attnc_model_t model);
+
+/** The model manifest as JSON: config, arch, kernels with kind, layer,
+ *  schedule and ABI. Owned by the model. */
+const char *attnc_model_manifest_json(attnc_model_t model);
+
+size_t attnc_model_kernel_count(attnc_model_t model);
+/** Kernel i's entry point name, kind ("preprocess" | "attention"), layer
+ *  kind, and CUDA source. Owned by the model; NULL if i is out of range. */
+const char *attnc_model_kernel_name(attnc_model_t model, size_t i);
+const char *attnc_model_kernel_kind(attnc_model_t model, size_t i);
+const char *attnc_model_kernel_layer(attnc_model_t model, size_t i);
+const char *attnc_model_kernel_source(attnc_model_t model, size_t i);
+/** Kernel i's kernel set (owned by the model; do not destroy). NULL if i is
+ *  out of range. */
+attnc_kernel_set_t attnc_model_kernel_set(attnc_model_t model, size_t i);
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif /* ATTNC_C_COMPILER_H */

@@ -1,0 +1,91 @@
+//===- ModelCompiler.h - Model config to launchable kernels -----*- C++ -*-===//
+//
+// The embedded JIT and the AOT CLI share this: a model description (or attn
+// IR) goes through the attn pipeline and the CUDA emitter, and every kernel
+// through NVRTC and the runtime's kernel cache. One CUDA source, and one
+// runtime KernelSet, per kernel.
+//
+// Model bundle (what `attnc compile -o DIR` writes and loadModelBundle
+// reads, with no NVRTC or MLIR work):
+//   DIR/manifest.json                 the model manifest (below)
+//   DIR/kernels/<name>/<name>.cu      the kernel's CUDA source
+//   DIR/kernels/<name>/manifest.json  its runtime kernel-set bundle
+//   DIR/kernels/<name>/kernels.<arch>.cubin
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_JIT_MODELCOMPILER_H
+#define ATTNC_JIT_MODELCOMPILER_H
+
+#include "attnc/Dialect/Attn/LayerBuilder.h"
+#include "attnc/Model/ModelConfig.h"
+#include "attnc/Runtime/Context.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnc::jit {
+
+struct ModelCompileOptions {
+  /// Target arch; the kernels are compiled for this one only.
+  std::string arch = "sm_90a";
+  /// Tensor parallelism, block size, dtypes (used for config input).
+  LayerBuildOptions layer;
+  /// Keep the module's IR after each pipeline stage (for `attnc compile`).
+  bool keep_stage_ir = false;
+};
+
+/// The module after one stage of the pipeline.
+struct StageIr {
+  std::string stage;  ///< "import", "attn-canonicalize", ...
+  std::string module; ///< printed IR
+};
+
+/// One kernel of a model.
+struct CompiledKernel {
+  std::string name;   ///< entry point, "<layer>__<kind>"
+  std::string kind;   ///< "preprocess" | "attention"
+  std::string layer;  ///< the layer kind
+  std::string source; ///< CUDA C++
+  std::string schedule; ///< the schedule attribute as printed in IR
+  std::string kernel_ir; ///< the kernel function in the kernel form
+  std::shared_ptr<const runtime::KernelSet> set;
+};
+
+struct CompiledModel {
+  std::string arch;
+  std::string model_type;
+  /// The config in attnc spec form (JSON); empty when compiled from IR.
+  std::string config_spec;
+  std::vector<StageIr> stages; ///< empty unless keep_stage_ir
+  std::vector<CompiledKernel> kernels;
+
+  /// The model manifest (JSON): format, versions, arch, config, and per
+  /// kernel its kind, layer, schedule, ABI, files and how it was built.
+  std::string manifestJson() const;
+};
+
+/// Compiles a model description.
+runtime::Result<CompiledModel>
+compileModel(runtime::Context &context, const ModelConfig &config,
+             const ModelCompileOptions &options);
+
+/// Compiles a model configuration given as JSON text (HF config or spec).
+runtime::Result<CompiledModel>
+compileModelJson(runtime::Context &context, std::string_view config_json,
+                 const ModelCompileOptions &options);
+
+/// Compiles attn IR text in layer form (one function per layer kind).
+runtime::Result<CompiledModel>
+compileModelIr(runtime::Context &context, std::string_view mlir_text,
+               const ModelCompileOptions &options);
+
+/// Writes / reads a model bundle (layout in the file comment).
+runtime::Status writeModelBundle(const CompiledModel &model,
+                                 const std::string &directory);
+runtime::Result<CompiledModel> loadModelBundle(const std::string &directory);
+
+} // namespace attnc::jit
+
+#endif // ATTNC_JIT_MODELCOMPILER_H

@@ -1,0 +1,206 @@
+//===- CApiModel.cpp - C API of the attnc JIT compiler --------------------===//
+#include "attnc-c/Compiler.h"
+
+#include "attnc/Jit/ModelCompiler.h"
+#include "attnc/Runtime/CApiInternal.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace attnc;
+using namespace attnc::runtime;
+using namespace attnc::runtime::capi;
+
+struct attnc_model_s {
+  jit::CompiledModel model;
+  std::string manifest;
+  /// One kernel-set handle per kernel, owned here.
+  std::vector<attnc_kernel_set_t> sets;
+
+  ~attnc_model_s() {
+    for (attnc_kernel_set_t set : sets)
+      attnc_kernel_set_destroy(set);
+  }
+};
+
+namespace {
+
+/// Reads the C options into the compiler's; errors name the field.
+Result<jit::ModelCompileOptions>
+readOptions(attnc_context_t context, const attnc_model_options_t *options) {
+  jit::ModelCompileOptions out;
+  const std::vector<std::string> &archs = context->context->options().archs;
+  if (!archs.empty())
+    out.arch = archs.front();
+  if (!options)
+    return out;
+  if (options->arch)
+    out.arch = options->arch;
+  if (options->tp < 0 || options->rank < 0 || options->block_size < 0)
+    return Status(StatusCode::InvalidArgument,
+                  options->tp < 0     ? "options.tp"
+                  : options->rank < 0 ? "options.rank"
+                                      : "options.block_size",
+                  "must be >= 0 (0: the default)");
+  if (options->tp)
+    out.layer.tp = options->tp;
+  out.layer.rank = options->rank;
+  if (options->block_size)
+    out.layer.block_size = options->block_size;
+  if (options->dtype) {
+    std::string dtype = options->dtype;
+    if (dtype != "bf16" && dtype != "fp16")
+      return Status(StatusCode::InvalidArgument, "options.dtype",
+                    "must be \"bf16\" or \"fp16\", got \"" + dtype + "\"");
+    out.layer.dtype = dtype;
+  }
+  if (options->kv_dtype) {
+    std::string kv = options->kv_dtype;
+    if (kv == "bf16")
+      out.layer.kv_dtype = KvCacheDtype::BF16;
+    else if (kv == "fp16")
+      out.layer.kv_dtype = KvCacheDtype::FP16;
+    else if (kv == "fp8")
+      out.layer.kv_dtype = KvCacheDtype::FP8E4M3;
+    else
+      return Status(StatusCode::InvalidArgument, "options.kv_dtype",
+                    "must be \"bf16\", \"fp16\" or \"fp8\", got \"" + kv +
+                        "\"");
+  }
+  return out;
+}
+
+attnc_status_t finish(attnc_context_t context, Result<jit::CompiledModel> model,
+                      attnc_model_t *out_model) {
+  if (!model)
+    return fail(model.status());
+  auto handle = std::make_unique<attnc_model_s>();
+  handle->model = std::move(*model);
+  handle->manifest = handle->model.manifestJson();
+  for (const jit::CompiledKernel &kernel : handle->model.kernels)
+    handle->sets.push_back(wrap(context->context, kernel.set));
+  *out_model = handle.release();
+  return ATTNC_STATUS_OK;
+}
+
+/// The common checks of the three constructors.
+attnc_status_t checkCommon(attnc_context_t context, const void *input,
+                           const char *inputName, attnc_model_t *out_model) {
+  if (!out_model)
+    return invalid("out_model", "NULL");
+  *out_model = nullptr;
+  if (!context)
+    return invalid("context", "NULL");
+  if (!input)
+    return invalid(inputName, "NULL");
+  return ATTNC_STATUS_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+void attnc_model_options_initialize(attnc_model_options_t *options) {
+  if (options)
+    *options = attnc_model_options_t{};
+}
+
+attnc_status_t attnc_model_compile_config(attnc_context_t context,
+                                          const char *config_json,
+                                          const attnc_model_options_t *options,
+                                          attnc_model_t *out_model) {
+  return guarded([&]() -> attnc_status_t {
+    if (attnc_status_t s =
+            checkCommon(context, config_json, "config_json", out_model))
+      return s;
+    Result<jit::ModelCompileOptions> compileOptions =
+        readOptions(context, options);
+    if (!compileOptions)
+      return fail(compileOptions.status());
+    return finish(context,
+                  jit::compileModelJson(*context->context, config_json,
+                                        *compileOptions),
+                  out_model);
+  });
+}
+
+attnc_status_t attnc_model_compile_ir(attnc_context_t context,
+                                      const char *mlir_text,
+                                      const attnc_model_options_t *options,
+                                      attnc_model_t *out_model) {
+  return guarded([&]() -> attnc_status_t {
+    if (attnc_status_t s = checkCommon(context, mlir_text, "mlir_text", out_model))
+      return s;
+    Result<jit::ModelCompileOptions> compileOptions =
+        readOptions(context, options);
+    if (!compileOptions)
+      return fail(compileOptions.status());
+    return finish(context,
+                  jit::compileModelIr(*context->context, mlir_text,
+                                      *compileOptions),
+                  out_model);
+  });
+}
+
+attnc_status_t attnc_model_load_bundle(attnc_context_t context,
+                                       const char *directory,
+                                       attnc_model_t *out_model) {
+  return guarded([&]() -> attnc_status_t {
+    if (attnc_status_t s = checkCommon(context, directory, "directory", out_model))
+      return s;
+    return finish(context, jit::loadModelBundle(directory), out_model);
+  });
+}
+
+attnc_status_t attnc_model_write_bundle(attnc_model_t model,
+                                        const char *directory) {
+  return guarded([&]() -> attnc_status_t {
+    if (!model)
+      return invalid("model", "NULL");
+    if (!directory)
+      return invalid("directory", "NULL");
+    if (Status s = jit::writeModelBundle(model->model, directory); !s.ok())
+      return fail(s);
+    return ATTNC_STATUS_OK;
+  });
+}
+
+void attnc_model_destroy(attnc_model_t model) { delete model; }
+
+const char *attnc_model_manifest_json(attnc_model_t model) {
+  return model ? model->manifest.c_str() : nullptr;
+}
+
+size_t attnc_model_kernel_count(attnc_model_t model) {
+  return model ? model->model.kernels.size() : 0;
+}
+
+namespace {
+const jit::CompiledKernel *kernelAt(attnc_model_t model, size_t i) {
+  return model && i < model->model.kernels.size() ? &model->model.kernels[i]
+                                                  : nullptr;
+}
+} // namespace
+
+const char *attnc_model_kernel_name(attnc_model_t model, size_t i) {
+  const jit::CompiledKernel *kernel = kernelAt(model, i);
+  return kernel ? kernel->name.c_str() : nullptr;
+}
+const char *attnc_model_kernel_kind(attnc_model_t model, size_t i) {
+  const jit::CompiledKernel *kernel = kernelAt(model, i);
+  return kernel ? kernel->kind.c_str() : nullptr;
+}
+const char *attnc_model_kernel_layer(attnc_model_t model, size_t i) {
+  const jit::CompiledKernel *kernel = kernelAt(model, i);
+  return kernel ? kernel->layer.c_str() : nullptr;
+}
+const char *attnc_model_kernel_source(attnc_model_t model, size_t i) {
+  const jit::CompiledKernel *kernel = kernelAt(model, i);
+  return kernel ? kernel->source.c_str() : nullptr;
+}
+attnc_kernel_set_t attnc_model_kernel_set(attnc_model_t model, size_t i) {
+  return kernelAt(model, i) ? model->sets[i] : nullptr;
+}
+
+} // extern "C"

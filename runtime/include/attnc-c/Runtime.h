@@ -1,0 +1,266 @@
+/*===- attnc-c/Runtime.h - C API of the attnc runtime -------------*- C -*-===*\
+|*                                                                            *|
+|* The runtime in a small C API, in the style of IREE's: opaque handles,     *|
+|* every fallible call returns an attnc_status_t, options structs with       *|
+|* initialisers, and the details of the last failure in a thread-local       *|
+|* string (attnc_last_error()).                                               *|
+|*                                                                            *|
+|* An engine creates one context, compiles CUDA source (or loads an AOT      *|
+|* bundle) into kernel sets, and launches their kernels on its own CUDA      *|
+|* streams with its own device pointers. No GPU or driver is needed for      *|
+|* anything but launching; NVRTC is needed only for compiling.               *|
+|*                                                                            *|
+|* Thread safety:                                                             *|
+|* - attnc_context_t: every function taking a context may be called from     *|
+|*   any number of threads at once; concurrent compiles of the same source   *|
+|*   compile once. attnc_context_destroy must not race with other uses.      *|
+|* - attnc_kernel_set_t and attnc_kernel_t are immutable: queries and        *|
+|*   launches may run concurrently from any threads. A kernel set keeps its  *|
+|*   context's internals alive, so it may outlive attnc_context_destroy;     *|
+|*   attnc_kernel_t handles are owned by their set.                          *|
+|* - attnc_last_error() is per thread.                                        *|
+|*                                                                            *|
+|* Strings returned by query functions are owned by the object they come     *|
+|* from and live as long as it does.                                         *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+#ifndef ATTNC_C_RUNTIME_H
+#define ATTNC_C_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===*
+ * Status
+ *===----------------------------------------------------------------------===*/
+
+/** What a call did. Non-zero values are failures; attnc_last_error() then
+ *  says what failed, where and why. */
+typedef enum attnc_status_e {
+  ATTNC_STATUS_OK = 0,
+  ATTNC_STATUS_INVALID_ARGUMENT = 1, /**< malformed input (names the field) */
+  ATTNC_STATUS_COMPILE_ERROR = 2, /**< NVRTC rejected the source: the message
+                                       has the log, the options and the path
+                                       of the saved source */
+  ATTNC_STATUS_CUDA_ERROR = 3,    /**< a CUDA driver call failed */
+  ATTNC_STATUS_NO_DRIVER = 4,     /**< libcuda.so.1 or NVRTC cannot be loaded */
+  ATTNC_STATUS_IO_ERROR = 5,      /**< reading or writing a file failed */
+  ATTNC_STATUS_CORRUPT = 6,       /**< stored data failed its checks */
+  ATTNC_STATUS_NOT_FOUND = 7,     /**< no such kernel, arch or file */
+  ATTNC_STATUS_INTERNAL = 8,      /**< a bug in attnc, or out of memory */
+} attnc_status_t;
+
+/** "ok", "invalid_argument", ... (static storage). */
+const char *attnc_status_name(attnc_status_t status);
+
+/** The message of the last failed call on this thread ("" if none yet).
+ *  Valid until the next failing call on this thread. Successful calls leave
+ *  it unchanged. */
+const char *attnc_last_error(void);
+
+/** The attnc version, e.g. "0.1.0" (static storage). */
+const char *attnc_version(void);
+
+/*===----------------------------------------------------------------------===*
+ * Handles
+ *===----------------------------------------------------------------------===*/
+
+/** The runtime for one embedding: options, kernel cache, NVRTC, driver. */
+typedef struct attnc_context_s *attnc_context_t;
+/** Kernels compiled from one source (or loaded from one bundle), with their
+ *  ABIs and one cubin per arch. */
+typedef struct attnc_kernel_set_s *attnc_kernel_set_t;
+/** One kernel of a set; owned by the set. */
+typedef struct attnc_kernel_s *attnc_kernel_t;
+
+/** Receives warnings that must not be swallowed (a corrupt cache entry
+ *  that was deleted and recompiled, an unwritable cache directory). May be
+ *  called from any thread that uses the context. */
+typedef void (*attnc_warning_callback_t)(void *user_data, const char *message);
+
+/*===----------------------------------------------------------------------===*
+ * Context
+ *===----------------------------------------------------------------------===*/
+
+typedef struct attnc_context_options_t {
+  /** Disk cache root. NULL: $ATTNC_CACHE_DIR, else $XDG_CACHE_HOME/attnc,
+   *  else ~/.cache/attnc. */
+  const char *cache_dir;
+  /** Archs to compile for, e.g. {"sm_90a"}. NULL/0: {"sm_90a"}. */
+  const char *const *archs;
+  size_t num_archs;
+  /** Non-zero: bypass the memory and disk caches (ATTNC_DISABLE_CACHE=1 in
+   *  the environment does the same). */
+  int disable_cache;
+  /** libnvrtc to load. NULL: $CUDA_HOME/lib64, /usr/local/cuda/lib64, then
+   *  the loader's search path. */
+  const char *nvrtc_library_path;
+  /** CUDA driver library to load. NULL: "libcuda.so.1". */
+  const char *cuda_driver_library;
+  /** NULL: warnings go to stderr. */
+  attnc_warning_callback_t warning_callback;
+  void *warning_user_data;
+} attnc_context_options_t;
+
+/** Sets every field to its default (NULL / 0). */
+void attnc_context_options_initialize(attnc_context_options_t *options);
+
+/** Creates a context. `options` may be NULL for the defaults. Loads neither
+ *  NVRTC nor the driver (each is loaded when first needed). */
+attnc_status_t attnc_context_create(const attnc_context_options_t *options,
+                                    attnc_context_t *out_context);
+/** Destroys a context (NULL is ignored). Kernel sets made from it stay
+ *  valid. Modules loaded into CUDA contexts are unloaded when the last set
+ *  goes too: do that before destroying those CUDA contexts. */
+void attnc_context_destroy(attnc_context_t context);
+
+/** The version of the NVRTC this context compiles with, loading NVRTC if
+ *  needed (part of every cache key). NO_DRIVER if it cannot be loaded. */
+attnc_status_t attnc_context_nvrtc_version(attnc_context_t context,
+                                           int *out_major, int *out_minor);
+
+/*===----------------------------------------------------------------------===*
+ * Compiling and loading kernel sets
+ *
+ * The compile entry point that takes a model configuration and runs the
+ * attnc compiler (config -> attn IR -> CUDA source + ABI) will be declared
+ * here by the compiler library, which links MLIR; this runtime only takes
+ * source text or bundles.
+ *===----------------------------------------------------------------------===*/
+
+typedef struct attnc_compile_options_t {
+  /** File name in NVRTC's log. NULL: "attnc_kernels.cu". */
+  const char *source_name;
+  /** In-memory headers: num_headers names (as #included) and texts. */
+  const char *const *header_names;
+  const char *const *header_sources;
+  size_t num_headers;
+  /** NVRTC options after attnc's own (e.g. "-lineinfo"). */
+  const char *const *extra_options;
+  size_t num_extra_options;
+  /** Archs for this compile. NULL/0: the context's. */
+  const char *const *archs;
+  size_t num_archs;
+} attnc_compile_options_t;
+
+/** Sets every field to its default (NULL / 0). */
+void attnc_compile_options_initialize(attnc_compile_options_t *options);
+
+/** Compiles `cuda_source` (NUL-terminated) with NVRTC, through the cache,
+ *  for each arch, and checks the kernels against `abi_json`
+ *  ({"kernels": [...]}, format in attnc/Runtime/KernelAbi.h). `options`
+ *  may be NULL. */
+attnc_status_t attnc_kernel_set_compile(attnc_context_t context,
+                                        const char *cuda_source,
+                                        const char *abi_json,
+                                        const attnc_compile_options_t *options,
+                                        attnc_kernel_set_t *out_set);
+
+/** Loads an AOT bundle directory (manifest.json and .cubin files). Needs
+ *  neither NVRTC nor a GPU. */
+attnc_status_t attnc_kernel_set_load_bundle(attnc_context_t context,
+                                            const char *directory,
+                                            attnc_kernel_set_t *out_set);
+
+/** Writes the set as an AOT bundle into `directory` (created if needed). */
+attnc_status_t attnc_kernel_set_write_bundle(attnc_kernel_set_t set,
+                                             const char *directory);
+
+/** Destroys a kernel set and its kernel handles (NULL is ignored). */
+void attnc_kernel_set_destroy(attnc_kernel_set_t set);
+
+/*===----------------------------------------------------------------------===*
+ * Queries
+ *===----------------------------------------------------------------------===*/
+
+/** Number of kernels in the set. */
+size_t attnc_kernel_set_kernel_count(attnc_kernel_set_t set);
+/** The kernel at `index` (in ABI order). NOT_FOUND past the end. */
+attnc_status_t attnc_kernel_set_kernel_at(attnc_kernel_set_t set, size_t index,
+                                          attnc_kernel_t *out_kernel);
+/** The kernel called `name`. NOT_FOUND if absent. */
+attnc_status_t attnc_kernel_set_find_kernel(attnc_kernel_set_t set,
+                                            const char *name,
+                                            attnc_kernel_t *out_kernel);
+
+/** The kernel's entry point name. */
+const char *attnc_kernel_name(attnc_kernel_t kernel);
+/** The kernel's ABI as one JSON object (format in KernelAbi.h). */
+const char *attnc_kernel_abi_json(attnc_kernel_t kernel);
+/** Number of parameters a launch must pass. */
+size_t attnc_kernel_param_count(attnc_kernel_t kernel);
+/** Number of launch scalars a launch must pass. */
+size_t attnc_kernel_launch_scalar_count(attnc_kernel_t kernel);
+
+/** Number of archs (binaries) in the set. */
+size_t attnc_kernel_set_arch_count(attnc_kernel_set_t set);
+/** The arch of binary `index`, e.g. "sm_90a"; NULL past the end. */
+const char *attnc_kernel_set_arch(attnc_kernel_set_t set, size_t index);
+/** The cubin for `arch`: *out_data and *out_size, owned by the set.
+ *  NOT_FOUND if the set has no binary for that arch. */
+attnc_status_t attnc_kernel_set_cubin(attnc_kernel_set_t set, const char *arch,
+                                      const void **out_data, size_t *out_size);
+/** The PTX for `arch` (NUL-terminated; "" for sets from bundles). */
+attnc_status_t attnc_kernel_set_ptx(attnc_kernel_set_t set, const char *arch,
+                                    const char **out_ptx);
+
+/** Where a binary came from. */
+typedef enum attnc_build_outcome_e {
+  ATTNC_BUILD_MEMORY_HIT = 0, /**< this process had it */
+  ATTNC_BUILD_DISK_HIT = 1,   /**< read from the disk cache */
+  ATTNC_BUILD_COMPILED = 2,   /**< NVRTC compiled it */
+  ATTNC_BUILD_BUNDLE = 3,     /**< read from an AOT bundle */
+} attnc_build_outcome_t;
+
+/** How binary `arch_index` of a set was obtained, with timings. */
+typedef struct attnc_build_report_t {
+  const char *arch;
+  attnc_build_outcome_t outcome;
+  double total_ms;
+  double compile_ms;   /**< NVRTC time, when it ran */
+  double lock_wait_ms; /**< waiting for another process's compile */
+  const char *cache_key;        /**< 64 hex digits */
+  const char *cache_entry_path; /**< disk entry or bundle file; "" if none */
+} attnc_build_report_t;
+
+/** Fills *out_report for binary `arch_index`. NOT_FOUND past the end. */
+attnc_status_t attnc_kernel_set_build_report(attnc_kernel_set_t set,
+                                             size_t arch_index,
+                                             attnc_build_report_t *out_report);
+
+/*===----------------------------------------------------------------------===*
+ * Launching
+ *===----------------------------------------------------------------------===*/
+
+/** Launches `kernel` on `stream` (a CUstream; NULL: the legacy default
+ *  stream) in the calling thread's current CUDA context.
+ *
+ *  `args[i]` points to the value of parameter i (a device pointer, an
+ *  int32_t, ...), as for cuLaunchKernel; num_args must equal the ABI's
+ *  parameter count. `launch_scalars` are the values of the ABI's
+ *  launch_scalars, in order. The grid comes from the ABI's rule; a grid with
+ *  a zero dimension launches nothing and returns OK.
+ *
+ *  Argument errors are INVALID_ARGUMENT on any machine; without a driver the
+ *  call returns NO_DRIVER. */
+attnc_status_t attnc_kernel_launch(attnc_kernel_t kernel, void *stream,
+                                   void *const *args, size_t num_args,
+                                   const int64_t *launch_scalars,
+                                   size_t num_launch_scalars);
+
+/** attnc_kernel_launch by kernel name. NOT_FOUND if the set has none. */
+attnc_status_t attnc_kernel_set_launch(attnc_kernel_set_t set,
+                                       const char *kernel_name, void *stream,
+                                       void *const *args, size_t num_args,
+                                       const int64_t *launch_scalars,
+                                       size_t num_launch_scalars);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ATTNC_C_RUNTIME_H */

@@ -1,0 +1,62 @@
+//===- CApiInternal.h - C API handles, for attnc's C API libraries -*- C++ -*-===//
+//
+// The definitions behind the opaque C handles and the helpers that turn a
+// Status into a C status with attnc_last_error(), shared by the runtime's C
+// API and the JIT compiler's (attnc-c/Compiler.h). Not for engines.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_RUNTIME_CAPIINTERNAL_H
+#define ATTNC_RUNTIME_CAPIINTERNAL_H
+
+#include "attnc-c/Runtime.h"
+
+#include "attnc/Runtime/Context.h"
+#include "attnc/Runtime/KernelAbi.h"
+
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct attnc_context_s {
+  std::shared_ptr<attnc::runtime::Context> context;
+};
+
+struct attnc_kernel_s {
+  attnc_kernel_set_s *set = nullptr;
+  const attnc::runtime::KernelAbi *abi = nullptr;
+  std::string abi_json;
+};
+
+struct attnc_kernel_set_s {
+  // Keeps the context (cache, loaded modules) alive as long as the set.
+  std::shared_ptr<attnc::runtime::Context> context;
+  std::shared_ptr<const attnc::runtime::KernelSet> set;
+  std::vector<std::unique_ptr<attnc_kernel_s>> kernels;
+};
+
+namespace attnc::runtime::capi {
+
+/// Records `status` as this thread's last error and returns its C code.
+attnc_status_t fail(const Status &status);
+/// fail() with an InvalidArgument naming `field`.
+attnc_status_t invalid(const std::string &field, const std::string &rule);
+/// A C handle for `set`, keeping `context` alive as long as the handle.
+attnc_kernel_set_t wrap(const std::shared_ptr<Context> &context,
+                        std::shared_ptr<const KernelSet> set);
+
+/// Runs `body`, turning exceptions into ATTNC_STATUS_INTERNAL, so none
+/// crosses the C boundary.
+template <typename Body> attnc_status_t guarded(Body &&body) {
+  try {
+    return body();
+  } catch (const std::exception &e) {
+    return fail(Status(StatusCode::Internal, "", e.what()));
+  } catch (...) {
+    return fail(Status(StatusCode::Internal, "", "unknown exception"));
+  }
+}
+
+} // namespace attnc::runtime::capi
+
+#endif // ATTNC_RUNTIME_CAPIINTERNAL_H

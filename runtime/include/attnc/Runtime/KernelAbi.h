@@ -1,0 +1,168 @@
+//===- KernelAbi.h - A kernel's calling convention as data ------*- C++ -*-===//
+//
+// The code generator emits, beside each CUDA source, a description of every
+// kernel in it: the ordered parameter list, the block size, how the grid
+// follows from the launch's values, and the dynamic shared memory. The
+// runtime launches any generated kernel from this description alone, without
+// knowing its family. A bundle's manifest.json holds one per kernel.
+//
+// JSON form of one kernel (every field except launch_scalars and the
+// per-parameter dtype/shape is required; unknown fields are errors, so a typo
+// cannot silently drop a setting):
+//
+//   {
+//     "name": "fused_preprocess",             // extern "C" entry point
+//     "params": [
+//       {"name": "qkv", "kind": "pointer", "dtype": "bf16",
+//        "shape": ["num_tokens", 8192]},      // optional; ints or symbols
+//       {"name": "num_tokens", "kind": "i32"},
+//       {"name": "eps", "kind": "f32"}
+//     ],
+//     "launch_scalars": ["num_sequences"],    // values given at launch that
+//                                             // are not kernel parameters
+//     "block": [128, 1, 1],
+//     "grid": [{"value": "num_tokens", "multiplier": 1, "divisor": 4}, 32, 1],
+//     "dynamic_shared_memory_bytes": 0
+//   }
+//
+// A grid entry is a constant or ceil_div(value * multiplier, divisor), where
+// value names an i32/i64 parameter or a launch scalar.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_RUNTIME_KERNELABI_H
+#define ATTNC_RUNTIME_KERNELABI_H
+
+#include "attnc/Runtime/Status.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnc::runtime {
+
+/// How a parameter is passed to the kernel.
+enum class ParamKind {
+  Pointer, ///< a device pointer (8 bytes)
+  I32,     ///< int32_t by value
+  I64,     ///< int64_t by value
+  F32,     ///< float by value
+};
+/// "pointer", "i32", "i64", "f32".
+const char *paramKindName(ParamKind kind);
+
+/// Element type of the tensor behind a pointer parameter.
+enum class ElementType { F32, F16, BF16, Fp8E4M3, Fp8E5M2, I8, U8, I32, I64 };
+/// "f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i8", "u8", "i32", "i64".
+const char *elementTypeName(ElementType type);
+
+/// One dimension of an expected tensor shape: a constant, or a symbol (a
+/// parameter or launch-scalar name, or any other name the launcher binds) so
+/// that a launch can check shapes later.
+struct ShapeDim {
+  std::string symbol; ///< empty for a constant
+  int64_t size = 0;   ///< the constant, when symbol is empty
+
+  static ShapeDim constant(int64_t size) { return {"", size}; }
+  static ShapeDim named(std::string symbol) { return {std::move(symbol), 0}; }
+  bool isSymbolic() const { return !symbol.empty(); }
+  bool operator==(const ShapeDim &other) const {
+    return symbol == other.symbol && size == other.size;
+  }
+};
+
+/// One kernel parameter, in declaration order.
+struct KernelParam {
+  std::string name;
+  ParamKind kind = ParamKind::Pointer;
+  /// Pointers only: the element type behind the pointer.
+  ElementType dtype = ElementType::F32;
+  /// Pointers only, optional: the expected shape.
+  std::optional<std::vector<ShapeDim>> shape;
+
+  /// Bytes the parameter occupies in the kernel's parameter buffer.
+  size_t byteSize() const;
+  bool operator==(const KernelParam &other) const;
+};
+
+/// One grid dimension: `constant`, or ceil_div(value * multiplier, divisor)
+/// where `value` names an i32/i64 parameter or a launch scalar.
+struct GridDimRule {
+  std::string value;    ///< empty for a constant dimension
+  int64_t constant = 1; ///< used when value is empty
+  int64_t multiplier = 1;
+  int64_t divisor = 1;
+
+  static GridDimRule fixed(int64_t constant) { return {"", constant, 1, 1}; }
+  static GridDimRule ceilDiv(std::string value, int64_t multiplier,
+                             int64_t divisor) {
+    return {std::move(value), 1, multiplier, divisor};
+  }
+  bool isConstant() const { return value.empty(); }
+  bool operator==(const GridDimRule &other) const;
+};
+
+/// The calling convention of one generated kernel.
+struct KernelAbi {
+  /// The extern "C" entry point name.
+  std::string name;
+  std::vector<KernelParam> params;
+  /// Values the launcher passes besides the parameters (in this order), for
+  /// grid rules that depend on something the kernel does not take.
+  std::vector<std::string> launch_scalars;
+  std::array<uint32_t, 3> block = {1, 1, 1};
+  std::array<GridDimRule, 3> grid = {
+      GridDimRule::fixed(1), GridDimRule::fixed(1), GridDimRule::fixed(1)};
+  uint32_t dynamic_shared_memory_bytes = 0;
+
+  /// Index of the parameter called `name`, or -1.
+  int paramIndex(std::string_view name) const;
+  /// Index of the launch scalar called `name`, or -1.
+  int launchScalarIndex(std::string_view name) const;
+  bool operator==(const KernelAbi &other) const;
+};
+
+/// Checks the rules the JSON reader enforces (identifiers, unique names,
+/// dtype only on pointers, grid values that name an i32/i64 parameter or a
+/// launch scalar, positive multipliers/divisors, block limits). Errors name
+/// the field ("params[1].name", "grid[0].value").
+Status validateKernelAbi(const KernelAbi &abi);
+
+/// One kernel as a JSON object (pretty-printed with `indent` spaces, or
+/// compact when indent < 0).
+std::string kernelAbiToJson(const KernelAbi &abi, int indent = 2);
+/// Reads and validates one kernel object. InvalidArgument errors name the
+/// field, e.g. "params[2].dtype: unknown element type 'bf32' (expected ...)".
+Result<KernelAbi> kernelAbiFromJson(std::string_view json);
+
+/// The ABI document of one CUDA source: {"kernels": [<kernel>, ...]}.
+std::string kernelAbiListToJson(const std::vector<KernelAbi> &kernels,
+                                int indent = 2);
+/// Reads {"kernels": [...]}: at least one kernel, names unique.
+Result<std::vector<KernelAbi>> kernelAbiListFromJson(std::string_view json);
+
+/// Grid, block and shared memory of one launch.
+struct LaunchGeometry {
+  std::array<uint32_t, 3> grid = {1, 1, 1};
+  std::array<uint32_t, 3> block = {1, 1, 1};
+  uint32_t dynamic_shared_memory_bytes = 0;
+  /// True when a grid dimension is 0 (e.g. no tokens): there is nothing to
+  /// do and the launcher skips the launch (CUDA rejects empty grids).
+  bool empty() const { return grid[0] == 0 || grid[1] == 0 || grid[2] == 0; }
+};
+
+/// Applies the ABI's grid rule to a launch's arguments. `args[i]` points to
+/// the value of params[i] (as for cuLaunchKernel); `launch_scalars[j]` is the
+/// value of abi.launch_scalars[j]. Checks the counts, null arguments,
+/// negative values and the CUDA grid limits (x < 2^31, y and z < 2^16).
+Result<LaunchGeometry> computeLaunchGeometry(const KernelAbi &abi,
+                                             void *const *args, size_t num_args,
+                                             const int64_t *launch_scalars,
+                                             size_t num_launch_scalars);
+
+} // namespace attnc::runtime
+
+#endif // ATTNC_RUNTIME_KERNELABI_H

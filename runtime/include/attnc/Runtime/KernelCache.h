@@ -1,0 +1,199 @@
+//===- KernelCache.h - Memory and disk kernel cache -------------*- C++ -*-===//
+//
+// Two levels, as in Triton and jitify2:
+// - memory: compiled binaries by key, and loaded modules by (CUDA context,
+//   binary key) -- a module belongs to one context;
+// - disk: one file per (key, arch) under
+//   $ATTNC_CACHE_DIR, else $XDG_CACHE_HOME/attnc, else ~/.cache/attnc:
+//     kernels/<sha256 key>-<arch>-nvrtc<major.minor>.bin
+//     locks/<sha256 key>.lock
+//     failed/<id>-<arch>/ (sources NVRTC rejected, with their headers)
+//
+// The key is the SHA-256 of everything that changes the binary: the source
+// text and name, every in-memory header, the arch, the exact NVRTC option
+// list (which includes the include paths), the NVRTC version and the attnc
+// version (each field length-prefixed, so boundaries cannot shift).
+//
+// An entry is: magic "ATTNCKCE", format version, payload length, the key and
+// the SHA-256 of the payload, then the payload (arch, NVRTC version, cubin,
+// PTX, log). It is written to "<name>.tmp.<pid>.<tid>" and renamed into place,
+// so no reader ever sees half an entry. A truncated or altered entry is
+// reported through the warning handler, deleted and recompiled.
+//
+// Concurrent requests for one key compile once: threads of one process wait
+// for the compile already in flight; processes take an flock() on the key's
+// lock file and look at the disk again once they hold it.
+//
+// ATTNC_DISABLE_CACHE=1 (or KernelCacheOptions::disabled) bypasses both
+// levels: every request compiles, nothing is read or written.
+//
+// Thread safety: every method may be called from any number of threads.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_RUNTIME_KERNELCACHE_H
+#define ATTNC_RUNTIME_KERNELCACHE_H
+
+#include "attnc/Runtime/Driver.h"
+#include "attnc/Runtime/NvrtcCompiler.h"
+#include "attnc/Runtime/Status.h"
+
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+namespace attnc::runtime {
+
+/// The attnc version that goes into every cache key ("0.1.0").
+const char *attncVersion();
+
+/// Where a kernel binary came from.
+enum class BuildOutcome {
+  MemoryHit,        ///< this process had it (maybe after waiting for a thread)
+  DiskHit,          ///< read from the disk cache
+  Compiled,         ///< NVRTC ran
+  LoadedFromBundle, ///< read from an AOT bundle (no NVRTC)
+};
+/// "memory_hit", "disk_hit", "compiled", "bundle".
+const char *buildOutcomeName(BuildOutcome outcome);
+
+/// What a cache request did, with timings.
+struct CacheReport {
+  std::string arch;
+  std::string key; ///< 64 hex digits
+  BuildOutcome outcome = BuildOutcome::Compiled;
+  /// A memory hit that waited for another thread's compile of this key.
+  bool waited_for_in_flight = false;
+  /// The disk entry's path; empty when there is no disk cache.
+  std::string entry_path;
+  double total_ms = 0;     ///< the whole request
+  double compile_ms = 0;   ///< NVRTC, when it ran
+  double lock_wait_ms = 0; ///< waiting for another process's compile
+};
+
+/// A compiled binary as the cache holds it. Immutable once made.
+struct CachedBinary {
+  std::string arch;
+  std::string key;
+  std::string nvrtc_version;
+  std::string cubin;
+  std::string ptx;
+  std::string log;
+};
+
+/// A binary and how it was obtained.
+struct CacheLookup {
+  std::shared_ptr<const CachedBinary> binary;
+  CacheReport report;
+};
+
+/// Receives warnings the runtime must not swallow (a corrupt cache entry, a
+/// cache directory that cannot be written). Called from the thread that
+/// found the problem.
+using WarningHandler = std::function<void(const std::string &message)>;
+
+struct KernelCacheOptions {
+  /// The cache root; empty: memory only.
+  std::string directory;
+  /// Bypass memory and disk entirely.
+  bool disabled = false;
+  /// Null: print "attnc: warning: ..." to stderr.
+  WarningHandler warning;
+
+  /// $ATTNC_CACHE_DIR, else $XDG_CACHE_HOME/attnc, else $HOME/.cache/attnc,
+  /// else "" (no disk cache).
+  static std::string defaultDirectory();
+  /// True when ATTNC_DISABLE_CACHE is set to anything but "", "0", "false".
+  static bool disabledByEnvironment();
+  /// defaultDirectory() and disabledByEnvironment().
+  static KernelCacheOptions fromEnvironment();
+};
+
+/// Counters, for reports and tests.
+struct KernelCacheStats {
+  uint64_t memory_hits = 0;
+  uint64_t disk_hits = 0;
+  uint64_t compiles = 0;
+  uint64_t corrupt_entries = 0; ///< detected, deleted and recompiled
+  uint64_t modules_loaded = 0;
+};
+
+class KernelCache {
+public:
+  /// Creates the directories when there is a disk cache; if that fails the
+  /// cache warns once and works in memory only.
+  explicit KernelCache(KernelCacheOptions options);
+  /// Unloads the modules this cache loaded (each in its own context). Destroy
+  /// the cache before the CUDA contexts it loaded into.
+  ~KernelCache();
+  KernelCache(const KernelCache &) = delete;
+  KernelCache &operator=(const KernelCache &) = delete;
+
+  const KernelCacheOptions &options() const { return options_; }
+  /// False when disabled, when there is no directory, or when it could not
+  /// be created.
+  bool diskEnabled() const { return disk_enabled_; }
+
+  /// The key of `request` compiled for `arch` by `compiler` (64 hex digits).
+  std::string computeKey(const NvrtcCompiler &compiler,
+                         const CompileRequest &request,
+                         const std::string &arch) const;
+  /// The disk entry's path for a key (empty without a disk cache).
+  std::string entryPath(const std::string &key, const std::string &arch,
+                        const NvrtcVersion &version) const;
+
+  /// The binary of `request` for `arch`: from memory, else disk, else NVRTC
+  /// (storing it in both). Compile failures are returned, never cached.
+  Result<CacheLookup> getOrCompile(const NvrtcCompiler &compiler,
+                                   const CompileRequest &request,
+                                   const std::string &arch);
+
+  /// Drops the in-memory binaries (not the loaded modules); later requests
+  /// go to disk.
+  void clearMemory();
+  KernelCacheStats stats() const;
+
+  /// The kernel `name` of the module made from `image` in `context`, loading
+  /// the module on first use (keyed by context and `binary_key`) and raising
+  /// the function's dynamic shared memory limit when it needs more than
+  /// 48 KiB.
+  Result<CUfunction> getFunction(const CudaDriver &driver, CUcontext context,
+                                 const std::string &binary_key,
+                                 const std::string &image,
+                                 const std::string &name,
+                                 uint32_t dynamic_shared_memory_bytes);
+
+private:
+  using SharedResult = Result<std::shared_ptr<const CachedBinary>>;
+  SharedResult loadOrCompile(const NvrtcCompiler &compiler,
+                             const CompileRequest &request,
+                             const std::string &arch, const std::string &key,
+                             CacheReport &report);
+  void warn(const std::string &message) const;
+
+  KernelCacheOptions options_;
+  bool disk_enabled_ = false;
+
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const CachedBinary>> memory_;
+  std::unordered_map<std::string, std::shared_future<SharedResult>> in_flight_;
+  KernelCacheStats stats_;
+
+  struct LoadedModule {
+    const CudaDriver *driver = nullptr;
+    CUcontext context = nullptr;
+    CUmodule module = nullptr;
+    std::map<std::string, CUfunction> functions;
+  };
+  std::mutex modules_mutex_;
+  std::map<std::pair<CUcontext, std::string>, LoadedModule> modules_;
+};
+
+} // namespace attnc::runtime
+
+#endif // ATTNC_RUNTIME_KERNELCACHE_H

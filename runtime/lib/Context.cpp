@@ -1,0 +1,166 @@
+//===- Context.cpp - The runtime's entry point ----------------------------===//
+
+#include "attnc/Runtime/Context.h"
+
+#include "attnc/Runtime/Driver.h"
+
+namespace attnc::runtime {
+
+Result<std::shared_ptr<Context>> Context::create(ContextOptions options) {
+  if (options.archs.empty())
+    return Status(StatusCode::InvalidArgument, "archs",
+                  "at least one arch is needed (e.g. sm_90a)");
+  for (size_t i = 0; i < options.archs.size(); ++i)
+    if (Status s = validateArch(options.archs[i]); !s)
+      return Status(StatusCode::InvalidArgument,
+                    "archs[" + std::to_string(i) + "]", s.error().rule);
+  if (options.cuda_driver_library.empty())
+    options.cuda_driver_library = kCudaDriverLibrary;
+
+  KernelCacheOptions cache_options;
+  cache_options.directory = options.cache_dir.empty()
+                                ? KernelCacheOptions::defaultDirectory()
+                                : options.cache_dir;
+  cache_options.disabled =
+      options.disable_cache || KernelCacheOptions::disabledByEnvironment();
+  cache_options.warning = options.warning;
+  options.cache_dir = cache_options.directory;
+  options.disable_cache = cache_options.disabled;
+
+  std::shared_ptr<Context> context(new Context());
+  context->cache_ = std::make_unique<KernelCache>(std::move(cache_options));
+  context->options_ = std::move(options);
+  return context;
+}
+
+Result<std::shared_ptr<const NvrtcCompiler>> Context::compiler() {
+  std::lock_guard<std::mutex> lock(compiler_mutex_);
+  if (compiler_)
+    return compiler_;
+  NvrtcCompiler::Options options;
+  options.nvrtc_library_path = options_.nvrtc_library_path;
+  options.cuda_include_dirs = options_.cuda_include_dirs;
+  if (!options_.cache_dir.empty())
+    options.failed_source_dir = options_.cache_dir + "/failed";
+  auto compiler = NvrtcCompiler::create(std::move(options));
+  if (!compiler)
+    return compiler.status(); // NvrtcLibrary::load remembers the failure
+  compiler_ = *compiler;
+  return compiler_;
+}
+
+Result<std::shared_ptr<const KernelSet>>
+Context::compile(const std::string &source, const std::string &abi_json,
+                 const SourceOptions &options) {
+  auto kernels = kernelAbiListFromJson(abi_json);
+  if (!kernels)
+    return kernels.status();
+  return compile(source, std::move(*kernels), options);
+}
+
+Result<std::shared_ptr<const KernelSet>>
+Context::compile(const std::string &source, std::vector<KernelAbi> kernels,
+                 const SourceOptions &options) {
+  auto nvrtc = compiler();
+  if (!nvrtc)
+    return nvrtc.status();
+  CompileRequest request;
+  request.source = source;
+  if (!options.source_name.empty())
+    request.source_name = options.source_name;
+  request.headers = options.headers;
+  request.extra_options = options.extra_options;
+  const std::vector<std::string> &archs =
+      options.archs.empty() ? options_.archs : options.archs;
+
+  std::vector<KernelBinary> binaries;
+  for (const std::string &arch : archs) {
+    auto lookup = cache_->getOrCompile(**nvrtc, request, arch);
+    if (!lookup)
+      return lookup.status();
+    KernelBinary binary;
+    binary.arch = arch;
+    binary.cubin = lookup->binary->cubin;
+    binary.ptx = lookup->binary->ptx;
+    binary.nvrtc_version = lookup->binary->nvrtc_version;
+    binary.key = lookup->binary->key;
+    binary.report = lookup->report;
+    binaries.push_back(std::move(binary));
+  }
+  auto set = KernelSet::create(std::move(kernels), std::move(binaries));
+  if (!set)
+    return set.status();
+  return std::make_shared<const KernelSet>(std::move(*set));
+}
+
+Result<std::shared_ptr<const KernelSet>>
+Context::loadBundle(const std::string &directory) const {
+  auto set = KernelSet::loadBundle(directory);
+  if (!set)
+    return set.status();
+  return std::make_shared<const KernelSet>(std::move(*set));
+}
+
+Status Context::launch(const KernelSet &set, const std::string &kernel_name,
+                       void *stream, void *const *args, size_t num_args,
+                       const int64_t *launch_scalars,
+                       size_t num_launch_scalars) {
+  const KernelAbi *abi = set.findKernel(kernel_name);
+  if (!abi) {
+    std::string names;
+    for (const KernelAbi &kernel : set.kernels())
+      names += (names.empty() ? "" : ", ") + kernel.name;
+    return Status(StatusCode::NotFound, "kernel",
+                  "no kernel '" + kernel_name + "' in this set (it has " +
+                      names + ")");
+  }
+  // Everything checkable without a GPU first, so bad arguments are reported
+  // as such on any machine.
+  auto geometry = computeLaunchGeometry(*abi, args, num_args, launch_scalars,
+                                        num_launch_scalars);
+  if (!geometry)
+    return geometry.status();
+  if (geometry->empty())
+    return Status();
+
+  auto driver = CudaDriver::get(options_.cuda_driver_library);
+  if (!driver)
+    return driver.status();
+  auto context = (*driver)->currentContext();
+  if (!context)
+    return context.status();
+  if (*context == nullptr)
+    return Status(StatusCode::InvalidArgument, "context",
+                  "no current CUDA context on this thread (make one current "
+                  "first, e.g. cudaSetDevice or cuCtxSetCurrent)");
+  auto device = (*driver)->currentDevice();
+  if (!device)
+    return device.status();
+  auto capability = (*driver)->computeCapability(*device);
+  if (!capability)
+    return capability.status();
+  const KernelBinary *binary =
+      selectBinaryForDevice(set.binaries(), (*capability)[0], (*capability)[1]);
+  if (!binary) {
+    std::string archs;
+    for (const KernelBinary &b : set.binaries())
+      archs += (archs.empty() ? "" : ", ") + b.arch;
+    return Status(StatusCode::NotFound, "arch",
+                  "no binary in this set runs on the current device (compute "
+                  "capability " +
+                      std::to_string((*capability)[0]) + "." +
+                      std::to_string((*capability)[1]) + "; the set has " +
+                      archs + ")");
+  }
+  auto function =
+      cache_->getFunction(**driver, *context, binary->key, binary->cubin,
+                          abi->name, abi->dynamic_shared_memory_bytes);
+  if (!function)
+    return function.status();
+  return (*driver)->launch(*function, geometry->grid, geometry->block,
+                           geometry->dynamic_shared_memory_bytes,
+                           static_cast<CUstream>(stream),
+                           const_cast<void **>(args));
+}
+
+} // namespace attnc::runtime

@@ -1,0 +1,642 @@
+//===- KernelAbi.cpp - Kernel ABI validation, JSON, launch geometry -------===//
+
+#include "attnc/Runtime/KernelAbi.h"
+
+#include "AbiJson.h"
+#include "Json.h"
+
+#include <cstring>
+#include <limits>
+#include <set>
+
+namespace attnc::runtime {
+
+using json_util::json;
+using nlohmann::ordered_json;
+
+namespace {
+
+constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
+constexpr int64_t kMaxGridYZ = 65535;
+constexpr int64_t kMaxFactor = (int64_t(1) << 31) - 1;
+constexpr const char *kAxis[3] = {"x", "y", "z"};
+
+Status invalid(std::string field, std::string rule) {
+  return Status(StatusCode::InvalidArgument, std::move(field), std::move(rule));
+}
+
+std::string indexed(const char *field, size_t index) {
+  return std::string(field) + "[" + std::to_string(index) + "]";
+}
+
+constexpr ParamKind kAllKinds[] = {ParamKind::Pointer, ParamKind::I32,
+                                   ParamKind::I64, ParamKind::F32};
+constexpr ElementType kAllTypes[] = {
+    ElementType::F32,     ElementType::F16,     ElementType::BF16,
+    ElementType::Fp8E4M3, ElementType::Fp8E5M2, ElementType::I8,
+    ElementType::U8,      ElementType::I32,     ElementType::I64};
+
+template <typename Enum, size_t N>
+std::string nameList(const Enum (&values)[N], const char *(*name)(Enum)) {
+  std::string list;
+  for (Enum value : values)
+    list += (list.empty() ? "" : ", ") + std::string(name(value));
+  return list;
+}
+
+} // namespace
+
+const char *paramKindName(ParamKind kind) {
+  switch (kind) {
+  case ParamKind::Pointer:
+    return "pointer";
+  case ParamKind::I32:
+    return "i32";
+  case ParamKind::I64:
+    return "i64";
+  case ParamKind::F32:
+    return "f32";
+  }
+  return "unknown";
+}
+
+const char *elementTypeName(ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+    return "f32";
+  case ElementType::F16:
+    return "f16";
+  case ElementType::BF16:
+    return "bf16";
+  case ElementType::Fp8E4M3:
+    return "fp8_e4m3";
+  case ElementType::Fp8E5M2:
+    return "fp8_e5m2";
+  case ElementType::I8:
+    return "i8";
+  case ElementType::U8:
+    return "u8";
+  case ElementType::I32:
+    return "i32";
+  case ElementType::I64:
+    return "i64";
+  }
+  return "unknown";
+}
+
+size_t KernelParam::byteSize() const {
+  switch (kind) {
+  case ParamKind::Pointer:
+  case ParamKind::I64:
+    return 8;
+  case ParamKind::I32:
+  case ParamKind::F32:
+    return 4;
+  }
+  return 0;
+}
+
+bool KernelParam::operator==(const KernelParam &other) const {
+  if (name != other.name || kind != other.kind)
+    return false;
+  if (kind != ParamKind::Pointer)
+    return true; // dtype and shape mean nothing for scalars
+  return dtype == other.dtype && shape == other.shape;
+}
+
+bool GridDimRule::operator==(const GridDimRule &other) const {
+  if (isConstant() != other.isConstant())
+    return false;
+  if (isConstant())
+    return constant == other.constant;
+  return value == other.value && multiplier == other.multiplier &&
+         divisor == other.divisor;
+}
+
+int KernelAbi::paramIndex(std::string_view wanted) const {
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].name == wanted)
+      return int(i);
+  return -1;
+}
+
+int KernelAbi::launchScalarIndex(std::string_view wanted) const {
+  for (size_t i = 0; i < launch_scalars.size(); ++i)
+    if (launch_scalars[i] == wanted)
+      return int(i);
+  return -1;
+}
+
+bool KernelAbi::operator==(const KernelAbi &other) const {
+  return name == other.name && params == other.params &&
+         launch_scalars == other.launch_scalars && block == other.block &&
+         grid == other.grid &&
+         dynamic_shared_memory_bytes == other.dynamic_shared_memory_bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// Validation
+//===----------------------------------------------------------------------===//
+
+Status validateKernelAbi(const KernelAbi &abi) {
+  using json_util::isIdentifier;
+  if (!isIdentifier(abi.name))
+    return invalid("name", "'" + abi.name +
+                               "' is not a C identifier (the kernel must be "
+                               "an extern \"C\" entry point)");
+
+  std::set<std::string> names;
+  for (size_t i = 0; i < abi.params.size(); ++i) {
+    const KernelParam &param = abi.params[i];
+    std::string field = indexed("params", i);
+    if (!isIdentifier(param.name))
+      return invalid(field + ".name",
+                     "'" + param.name + "' is not a C identifier");
+    if (!names.insert(param.name).second)
+      return invalid(field + ".name",
+                     "duplicate parameter name '" + param.name + "'");
+    if (param.shape && param.kind != ParamKind::Pointer)
+      return invalid(field + ".shape",
+                     "only pointer parameters have a shape (this one is " +
+                         std::string(paramKindName(param.kind)) + ")");
+    if (param.shape) {
+      for (size_t d = 0; d < param.shape->size(); ++d) {
+        const ShapeDim &dim = (*param.shape)[d];
+        std::string dim_field =
+            field + ".shape" + "[" + std::to_string(d) + "]";
+        if (dim.isSymbolic() && !isIdentifier(dim.symbol))
+          return invalid(dim_field,
+                         "'" + dim.symbol + "' is not a C identifier");
+        if (!dim.isSymbolic() && dim.size < 0)
+          return invalid(dim_field, "must be at least 0 (got " +
+                                        std::to_string(dim.size) + ")");
+      }
+    }
+  }
+
+  for (size_t i = 0; i < abi.launch_scalars.size(); ++i) {
+    const std::string &scalar = abi.launch_scalars[i];
+    std::string field = indexed("launch_scalars", i);
+    if (!isIdentifier(scalar))
+      return invalid(field, "'" + scalar + "' is not a C identifier");
+    if (!names.insert(scalar).second)
+      return invalid(field, "'" + scalar +
+                                "' is already a parameter or launch scalar");
+  }
+
+  uint64_t threads = 1;
+  for (int d = 0; d < 3; ++d) {
+    uint32_t size = abi.block[d];
+    std::string field = indexed("block", size_t(d));
+    uint32_t limit = d == 2 ? 64 : 1024; // CUDA's per-axis block limits
+    if (size < 1 || size > limit)
+      return invalid(field, "must be in [1, " + std::to_string(limit) +
+                                "] (got " + std::to_string(size) + ")");
+    threads *= size;
+  }
+  if (threads > 1024)
+    return invalid("block", "at most 1024 threads per block (got " +
+                                std::to_string(threads) + ")");
+
+  for (int d = 0; d < 3; ++d) {
+    const GridDimRule &rule = abi.grid[d];
+    std::string field = indexed("grid", size_t(d));
+    if (rule.isConstant()) {
+      int64_t limit = d == 0 ? kMaxGridX : kMaxGridYZ;
+      if (rule.constant < 1 || rule.constant > limit)
+        return invalid(field, "constant must be in [1, " +
+                                  std::to_string(limit) + "] (got " +
+                                  std::to_string(rule.constant) + ")");
+      continue;
+    }
+    int param = abi.paramIndex(rule.value);
+    if (param >= 0) {
+      ParamKind kind = abi.params[size_t(param)].kind;
+      if (kind != ParamKind::I32 && kind != ParamKind::I64)
+        return invalid(field + ".value",
+                       "parameter '" + rule.value + "' is " +
+                           paramKindName(kind) +
+                           "; a grid rule needs an i32 or i64 value");
+    } else if (abi.launchScalarIndex(rule.value) < 0) {
+      return invalid(field + ".value",
+                     "'" + rule.value +
+                         "' is neither an i32/i64 parameter nor a launch "
+                         "scalar of kernel '" +
+                         abi.name + "'");
+    }
+    if (rule.multiplier < 1 || rule.multiplier > kMaxFactor)
+      return invalid(field + ".multiplier",
+                     "must be in [1, " + std::to_string(kMaxFactor) +
+                         "] (got " + std::to_string(rule.multiplier) + ")");
+    if (rule.divisor < 1 || rule.divisor > kMaxFactor)
+      return invalid(field + ".divisor",
+                     "must be in [1, " + std::to_string(kMaxFactor) +
+                         "] (got " + std::to_string(rule.divisor) + ")");
+  }
+  return Status();
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+ordered_json kernelAbiToJsonValue(const KernelAbi &abi) {
+  ordered_json out;
+  out["name"] = abi.name;
+  ordered_json params = ordered_json::array();
+  for (const KernelParam &param : abi.params) {
+    ordered_json p;
+    p["name"] = param.name;
+    p["kind"] = paramKindName(param.kind);
+    if (param.kind == ParamKind::Pointer) {
+      p["dtype"] = elementTypeName(param.dtype);
+      if (param.shape) {
+        ordered_json shape = ordered_json::array();
+        for (const ShapeDim &dim : *param.shape) {
+          if (dim.isSymbolic())
+            shape.push_back(dim.symbol);
+          else
+            shape.push_back(dim.size);
+        }
+        p["shape"] = shape;
+      }
+    }
+    params.push_back(p);
+  }
+  out["params"] = params;
+  if (!abi.launch_scalars.empty())
+    out["launch_scalars"] = abi.launch_scalars;
+  out["block"] = abi.block;
+  ordered_json grid = ordered_json::array();
+  for (const GridDimRule &rule : abi.grid) {
+    if (rule.isConstant()) {
+      grid.push_back(rule.constant);
+      continue;
+    }
+    ordered_json r;
+    r["value"] = rule.value;
+    r["multiplier"] = rule.multiplier;
+    r["divisor"] = rule.divisor;
+    grid.push_back(r);
+  }
+  out["grid"] = grid;
+  out["dynamic_shared_memory_bytes"] = abi.dynamic_shared_memory_bytes;
+  return out;
+}
+
+namespace {
+
+Result<KernelParam> paramFromJson(const json &value) {
+  if (!value.is_object())
+    return invalid("", "must be an object (got " + json_util::describe(value) +
+                           ")");
+  if (Status s = json_util::checkKnownFields(
+          value, {"name", "kind", "dtype", "shape"});
+      !s)
+    return s;
+  KernelParam param;
+  auto name = json_util::required(value, "name");
+  if (!name)
+    return name.status();
+  auto name_text = json_util::readString(**name, "name");
+  if (!name_text)
+    return name_text.status();
+  param.name = *name_text;
+
+  auto kind = json_util::required(value, "kind");
+  if (!kind)
+    return kind.status();
+  auto kind_text = json_util::readString(**kind, "kind");
+  if (!kind_text)
+    return kind_text.status();
+  bool found = false;
+  for (ParamKind k : kAllKinds)
+    if (*kind_text == paramKindName(k)) {
+      param.kind = k;
+      found = true;
+    }
+  if (!found)
+    return invalid("kind", "unknown parameter kind '" + *kind_text +
+                               "' (expected one of " +
+                               nameList(kAllKinds, paramKindName) + ")");
+
+  auto dtype = value.find("dtype");
+  if (param.kind != ParamKind::Pointer) {
+    if (dtype != value.end())
+      return invalid("dtype", "only pointer parameters have a dtype (this "
+                              "one is " +
+                                  *kind_text + ")");
+  } else {
+    if (dtype == value.end())
+      return invalid("dtype", "missing required field (pointer parameters "
+                              "name their element type)");
+    auto dtype_text = json_util::readString(*dtype, "dtype");
+    if (!dtype_text)
+      return dtype_text.status();
+    found = false;
+    for (ElementType t : kAllTypes)
+      if (*dtype_text == elementTypeName(t)) {
+        param.dtype = t;
+        found = true;
+      }
+    if (!found)
+      return invalid("dtype", "unknown element type '" + *dtype_text +
+                                  "' (expected one of " +
+                                  nameList(kAllTypes, elementTypeName) + ")");
+  }
+
+  auto shape = value.find("shape");
+  if (shape != value.end()) {
+    if (!shape->is_array())
+      return invalid("shape", "must be an array of integers and names (got " +
+                                  json_util::describe(*shape) + ")");
+    std::vector<ShapeDim> dims;
+    for (size_t d = 0; d < shape->size(); ++d) {
+      const json &dim = (*shape)[d];
+      std::string field = indexed("shape", d);
+      if (dim.is_string()) {
+        dims.push_back(ShapeDim::named(dim.get<std::string>()));
+        continue;
+      }
+      auto size = json_util::readInteger(dim, field, 0,
+                                         std::numeric_limits<int64_t>::max());
+      if (!size)
+        return invalid(field, "must be a non-negative integer or a symbol "
+                              "name (got " +
+                                  json_util::describe(dim) + ")");
+      dims.push_back(ShapeDim::constant(*size));
+    }
+    param.shape = std::move(dims);
+  }
+  return param;
+}
+
+Result<GridDimRule> gridDimFromJson(const json &value, int axis) {
+  int64_t limit = axis == 0 ? kMaxGridX : kMaxGridYZ;
+  if (value.is_number()) {
+    auto constant = json_util::readInteger(value, "", 1, limit);
+    if (!constant)
+      return constant.status();
+    return GridDimRule::fixed(*constant);
+  }
+  if (!value.is_object())
+    return invalid("", "must be a constant or {\"value\", \"multiplier\", "
+                       "\"divisor\"} (got " +
+                           json_util::describe(value) + ")");
+  if (Status s = json_util::checkKnownFields(
+          value, {"value", "multiplier", "divisor"});
+      !s)
+    return s;
+  GridDimRule rule;
+  auto name = json_util::required(value, "value");
+  if (!name)
+    return name.status();
+  auto name_text = json_util::readString(**name, "value");
+  if (!name_text)
+    return name_text.status();
+  if (name_text->empty())
+    return invalid("value", "must name an i32/i64 parameter or a launch "
+                            "scalar (got an empty string)");
+  rule.value = *name_text;
+  for (const char *key : {"multiplier", "divisor"}) {
+    auto it = value.find(key);
+    if (it == value.end())
+      continue; // both default to 1
+    auto factor = json_util::readInteger(*it, key, 1, kMaxFactor);
+    if (!factor)
+      return factor.status();
+    (std::strcmp(key, "multiplier") == 0 ? rule.multiplier : rule.divisor) =
+        *factor;
+  }
+  return rule;
+}
+
+} // namespace
+
+Result<KernelAbi> kernelAbiFromJsonValue(const json &value) {
+  if (!value.is_object())
+    return invalid("", "a kernel must be a JSON object (got " +
+                           json_util::describe(value) + ")");
+  if (Status s = json_util::checkKnownFields(
+          value, {"name", "params", "launch_scalars", "block", "grid",
+                  "dynamic_shared_memory_bytes"});
+      !s)
+    return s;
+  KernelAbi abi;
+
+  auto name = json_util::required(value, "name");
+  if (!name)
+    return name.status();
+  auto name_text = json_util::readString(**name, "name");
+  if (!name_text)
+    return name_text.status();
+  abi.name = *name_text;
+
+  auto params = json_util::required(value, "params");
+  if (!params)
+    return params.status();
+  if (!(*params)->is_array())
+    return invalid("params", "must be an array (got " +
+                                 json_util::describe(**params) + ")");
+  for (size_t i = 0; i < (*params)->size(); ++i) {
+    auto param = paramFromJson((**params)[i]);
+    if (!param)
+      return Status(param.status()).inField(indexed("params", i));
+    abi.params.push_back(std::move(*param));
+  }
+
+  auto scalars = value.find("launch_scalars");
+  if (scalars != value.end()) {
+    if (!scalars->is_array())
+      return invalid("launch_scalars", "must be an array of names (got " +
+                                           json_util::describe(*scalars) + ")");
+    for (size_t i = 0; i < scalars->size(); ++i) {
+      auto scalar =
+          json_util::readString((*scalars)[i], indexed("launch_scalars", i));
+      if (!scalar)
+        return scalar.status();
+      abi.launch_scalars.push_back(*scalar);
+    }
+  }
+
+  auto block = json_util::required(value, "block");
+  if (!block)
+    return block.status();
+  if (!(*block)->is_array() || (*block)->size() != 3)
+    return invalid("block", "must be an array of 3 integers [x, y, z] (got " +
+                                json_util::describe(**block) + ")");
+  for (size_t d = 0; d < 3; ++d) {
+    auto size = json_util::readInteger((**block)[d], indexed("block", d), 1,
+                                       d == 2 ? 64 : 1024);
+    if (!size)
+      return size.status();
+    abi.block[d] = uint32_t(*size);
+  }
+
+  auto grid = json_util::required(value, "grid");
+  if (!grid)
+    return grid.status();
+  if (!(*grid)->is_array() || (*grid)->size() != 3)
+    return invalid("grid", "must be an array of 3 entries [x, y, z] (got " +
+                               json_util::describe(**grid) + ")");
+  for (size_t d = 0; d < 3; ++d) {
+    auto rule = gridDimFromJson((**grid)[d], int(d));
+    if (!rule)
+      return Status(rule.status()).inField(indexed("grid", d));
+    abi.grid[d] = std::move(*rule);
+  }
+
+  auto shared = json_util::required(value, "dynamic_shared_memory_bytes");
+  if (!shared)
+    return shared.status();
+  auto shared_bytes =
+      json_util::readInteger(**shared, "dynamic_shared_memory_bytes", 0,
+                             std::numeric_limits<uint32_t>::max());
+  if (!shared_bytes)
+    return shared_bytes.status();
+  abi.dynamic_shared_memory_bytes = uint32_t(*shared_bytes);
+
+  if (Status s = validateKernelAbi(abi); !s)
+    return s;
+  return abi;
+}
+
+Result<std::vector<KernelAbi>> kernelAbiArrayFromJsonValue(const json &value) {
+  if (!value.is_array() || value.empty())
+    return invalid("", "must be a non-empty array of kernel objects (got " +
+                           json_util::describe(value) + ")");
+  std::vector<KernelAbi> kernels;
+  std::set<std::string> names;
+  for (size_t i = 0; i < value.size(); ++i) {
+    auto abi = kernelAbiFromJsonValue(value[i]);
+    if (!abi)
+      return Status(abi.status()).inField("[" + std::to_string(i) + "]");
+    if (!names.insert(abi->name).second)
+      return invalid("[" + std::to_string(i) + "].name",
+                     "duplicate kernel name '" + abi->name + "'");
+    kernels.push_back(std::move(*abi));
+  }
+  return kernels;
+}
+
+std::string kernelAbiToJson(const KernelAbi &abi, int indent) {
+  return kernelAbiToJsonValue(abi).dump(indent);
+}
+
+Result<KernelAbi> kernelAbiFromJson(std::string_view text) {
+  auto document = json_util::parseObject(text, "<kernel ABI JSON>");
+  if (!document)
+    return document.status();
+  return kernelAbiFromJsonValue(*document);
+}
+
+std::string kernelAbiListToJson(const std::vector<KernelAbi> &kernels,
+                                int indent) {
+  ordered_json out;
+  out["kernels"] = ordered_json::array();
+  for (const KernelAbi &abi : kernels)
+    out["kernels"].push_back(kernelAbiToJsonValue(abi));
+  return out.dump(indent);
+}
+
+Result<std::vector<KernelAbi>> kernelAbiListFromJson(std::string_view text) {
+  auto document = json_util::parseObject(text, "<kernel ABI JSON>");
+  if (!document)
+    return document.status();
+  if (Status s = json_util::checkKnownFields(*document, {"kernels"}); !s)
+    return s;
+  auto kernels = json_util::required(*document, "kernels");
+  if (!kernels)
+    return kernels.status();
+  auto list = kernelAbiArrayFromJsonValue(**kernels);
+  if (!list)
+    return Status(list.status()).inField("kernels");
+  return list;
+}
+
+//===----------------------------------------------------------------------===//
+// Launch geometry
+//===----------------------------------------------------------------------===//
+
+Result<LaunchGeometry> computeLaunchGeometry(const KernelAbi &abi,
+                                             void *const *args, size_t num_args,
+                                             const int64_t *launch_scalars,
+                                             size_t num_launch_scalars) {
+  if (num_args != abi.params.size()) {
+    std::string names;
+    for (const KernelParam &param : abi.params)
+      names += (names.empty() ? "" : ", ") + param.name;
+    return invalid("args", "kernel '" + abi.name + "' takes " +
+                               std::to_string(abi.params.size()) +
+                               " parameters (" + names + ") but " +
+                               std::to_string(num_args) +
+                               " arguments were given");
+  }
+  if (num_args > 0 && args == nullptr)
+    return invalid("args", "null argument array for kernel '" + abi.name + "'");
+  for (size_t i = 0; i < num_args; ++i)
+    if (args[i] == nullptr)
+      return invalid(indexed("args", i),
+                     "null; each argument points to the value of parameter '" +
+                         abi.params[i].name + "' (" +
+                         paramKindName(abi.params[i].kind) + ")");
+  if (num_launch_scalars != abi.launch_scalars.size())
+    return invalid("launch_scalars",
+                   "kernel '" + abi.name + "' takes " +
+                       std::to_string(abi.launch_scalars.size()) +
+                       " launch scalars but " +
+                       std::to_string(num_launch_scalars) + " were given");
+  if (num_launch_scalars > 0 && launch_scalars == nullptr)
+    return invalid("launch_scalars", "null array");
+
+  LaunchGeometry geometry;
+  geometry.block = abi.block;
+  geometry.dynamic_shared_memory_bytes = abi.dynamic_shared_memory_bytes;
+  for (int d = 0; d < 3; ++d) {
+    const GridDimRule &rule = abi.grid[d];
+    std::string field = indexed("grid", size_t(d));
+    if (rule.isConstant()) {
+      geometry.grid[d] = uint32_t(rule.constant);
+      continue;
+    }
+    int64_t value;
+    int param = abi.paramIndex(rule.value);
+    if (param >= 0) {
+      // The argument points to the parameter's value, typed per the ABI;
+      // memcpy because the caller's storage need not be aligned for it.
+      if (abi.params[size_t(param)].kind == ParamKind::I32) {
+        int32_t v;
+        std::memcpy(&v, args[param], sizeof(v));
+        value = v;
+      } else {
+        std::memcpy(&value, args[param], sizeof(value));
+      }
+    } else {
+      int scalar = abi.launchScalarIndex(rule.value);
+      if (scalar < 0) // validateKernelAbi rules this out
+        return invalid(field + ".value",
+                       "'" + rule.value + "' is not a parameter or scalar");
+      value = launch_scalars[scalar];
+    }
+    if (value < 0)
+      return invalid(field, "value '" + rule.value + "' is negative (" +
+                                std::to_string(value) + ")");
+    // value < 2^63 and multiplier < 2^31: the product fits in 128 bits.
+    unsigned __int128 product =
+        (unsigned __int128)uint64_t(value) * uint64_t(rule.multiplier);
+    unsigned __int128 blocks =
+        (product + uint64_t(rule.divisor) - 1) / uint64_t(rule.divisor);
+    int64_t limit = d == 0 ? kMaxGridX : kMaxGridYZ;
+    if (blocks > (unsigned __int128)limit)
+      return invalid(field, "ceil_div(" + rule.value + " (" +
+                                std::to_string(value) + ") * " +
+                                std::to_string(rule.multiplier) + ", " +
+                                std::to_string(rule.divisor) +
+                                ") exceeds the CUDA grid limit " +
+                                std::to_string(limit) + " along " + kAxis[d]);
+    geometry.grid[d] = uint32_t(blocks);
+  }
+  return geometry;
+}
+
+} // namespace attnc::runtime

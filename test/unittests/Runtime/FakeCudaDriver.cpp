@@ -1,0 +1,183 @@
+//===- FakeCudaDriver.cpp - A libcuda stand-in for GPU-free tests ---------===//
+//
+// Built twice: as attnc-fake-cuda (a working device of compute capability
+// 9.0) and, with ATTNC_FAKE_CUDA_NO_DEVICE, as attnc-fake-cuda-nodevice
+// (cuInit fails with CUDA_ERROR_NO_DEVICE, as on a machine whose driver sees
+// no GPU). Including cuda.h makes every definition below carry the real
+// signature and, where cuda.h maps a name to a versioned one
+// (cuDevicePrimaryCtxRelease -> _v2), the versioned symbol name -- so the
+// runtime only loads this library if its X-macro table resolves the same
+// names it would in the real driver.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FakeCuda.h"
+
+#include <cuda.h>
+
+#include <cstring>
+
+// cuda.h only declares these; the fake handles point at real objects.
+struct CUctx_st {
+  int unused;
+};
+struct CUmod_st {
+  int unused;
+};
+struct CUfunc_st {
+  int unused;
+};
+
+namespace {
+FakeCudaState state;
+CUctx_st fake_context;
+CUmod_st fake_module;
+CUfunc_st fake_functions[2];
+} // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) FakeCudaState *attnc_fake_cuda_state() {
+  return &state;
+}
+
+CUresult CUDAAPI cuInit(unsigned int) {
+  ++state.init_calls;
+#ifdef ATTNC_FAKE_CUDA_NO_DEVICE
+  return CUDA_ERROR_NO_DEVICE;
+#else
+  return CUDA_SUCCESS;
+#endif
+}
+
+CUresult CUDAAPI cuDriverGetVersion(int *version) {
+  *version = 13000;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGetErrorName(CUresult error, const char **name) {
+  switch (error) {
+  case CUDA_ERROR_NO_DEVICE:
+    *name = "CUDA_ERROR_NO_DEVICE";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_NOT_FOUND:
+    *name = "CUDA_ERROR_NOT_FOUND";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_INVALID_IMAGE:
+    *name = "CUDA_ERROR_INVALID_IMAGE";
+    return CUDA_SUCCESS;
+  default:
+    *name = nullptr;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult CUDAAPI cuGetErrorString(CUresult error, const char **text) {
+  switch (error) {
+  case CUDA_ERROR_NO_DEVICE:
+    *text = "no CUDA-capable device is detected";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_NOT_FOUND:
+    *text = "named symbol not found";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_INVALID_IMAGE:
+    *text = "device kernel image is invalid";
+    return CUDA_SUCCESS;
+  default:
+    *text = nullptr;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetCount(int *count) {
+  *count = 1;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                                      CUdevice) {
+  if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+    *value = state.major;
+  else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+    *value = state.minor;
+  else
+    *value = 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice) {
+  *context = &fake_context;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
+
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext *context) {
+  *context = state.has_context ? &fake_context : nullptr;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext) { return CUDA_SUCCESS; }
+
+CUresult CUDAAPI cuCtxGetDevice(CUdevice *device) {
+  *device = 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
+  // A real driver takes a cubin (ELF) or NUL-terminated PTX.
+  if (std::memcmp(image,
+                  "\x7f"
+                  "ELF",
+                  4) != 0)
+    return CUDA_ERROR_INVALID_IMAGE;
+  ++state.modules_loaded;
+  *module = &fake_module;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleUnload(CUmodule) {
+  ++state.modules_unloaded;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule,
+                                     const char *name) {
+  // The test kernels are called attnc_test_*; anything else is absent.
+  if (std::strncmp(name, "attnc_test_", 11) != 0)
+    return CUDA_ERROR_NOT_FOUND;
+  *function = &fake_functions[name[11] == 's' ? 0 : 1];
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction, CUfunction_attribute attribute,
+                                    int value) {
+  if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+    state.max_dynamic_shared_memory_set = value;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction, unsigned grid_x, unsigned grid_y,
+                                unsigned grid_z, unsigned block_x,
+                                unsigned block_y, unsigned block_z,
+                                unsigned shared_memory_bytes, CUstream stream,
+                                void **params, void **) {
+  ++state.launches;
+  state.grid[0] = grid_x;
+  state.grid[1] = grid_y;
+  state.grid[2] = grid_z;
+  state.block[0] = block_x;
+  state.block[1] = block_y;
+  state.block[2] = block_z;
+  state.shared_memory_bytes = shared_memory_bytes;
+  state.stream = stream;
+  state.params = params;
+  return CUDA_SUCCESS;
+}
+
+} // extern "C"

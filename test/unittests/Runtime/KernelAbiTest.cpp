@@ -1,0 +1,316 @@
+//===- KernelAbiTest.cpp - Kernel ABI JSON, validation, launch geometry ---===//
+
+#include "attnc/Runtime/KernelAbi.h"
+
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+
+using namespace attnc::runtime;
+using nlohmann::json;
+
+namespace {
+
+/// An ABI that uses every feature: each kind, several dtypes, a shape with
+/// symbols and constants, a launch scalar, every grid form, shared memory.
+KernelAbi fullAbi() {
+  KernelAbi abi;
+  abi.name = "fused_preprocess_192_128";
+  abi.params = {
+      {"qkv", ParamKind::Pointer, ElementType::BF16,
+       std::vector<ShapeDim>{ShapeDim::named("num_tokens"),
+                             ShapeDim::constant(8192)}},
+      {"k_cache", ParamKind::Pointer, ElementType::Fp8E4M3, std::nullopt},
+      {"slot_mapping", ParamKind::Pointer, ElementType::I64,
+       std::vector<ShapeDim>{ShapeDim::named("num_tokens")}},
+      {"num_tokens", ParamKind::I32, ElementType::F32, std::nullopt},
+      {"max_positions", ParamKind::I64, ElementType::F32, std::nullopt},
+      {"eps", ParamKind::F32, ElementType::F32, std::nullopt},
+  };
+  abi.launch_scalars = {"num_sequences"};
+  abi.block = {128, 2, 1};
+  abi.grid = {GridDimRule::ceilDiv("num_tokens", 3, 4),
+              GridDimRule::ceilDiv("num_sequences", 1, 1),
+              GridDimRule::fixed(5)};
+  abi.dynamic_shared_memory_bytes = 49152;
+  return abi;
+}
+
+/// The valid single-kernel JSON the bad-field cases mutate.
+json baseJson() {
+  return json::parse(R"({
+    "name": "k",
+    "params": [
+      {"name": "data", "kind": "pointer", "dtype": "f32"},
+      {"name": "n", "kind": "i32"},
+      {"name": "ptr2", "kind": "pointer", "dtype": "f16"}
+    ],
+    "block": [128, 1, 1],
+    "grid": [{"value": "n", "multiplier": 1, "divisor": 128}, 1, 1],
+    "dynamic_shared_memory_bytes": 0
+  })");
+}
+
+} // namespace
+
+TEST(KernelAbi, RoundTripKeepsEveryField) {
+  KernelAbi abi = fullAbi();
+  ASSERT_TRUE(validateKernelAbi(abi)) << validateKernelAbi(abi).message();
+  std::string text = kernelAbiToJson(abi);
+  auto back = kernelAbiFromJson(text);
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(*back, abi);
+  EXPECT_EQ(kernelAbiToJson(*back), text);
+
+  // The JSON spells the documented form.
+  json document = json::parse(text);
+  EXPECT_EQ(document["params"][0]["shape"],
+            json::parse(R"(["num_tokens", 8192])"));
+  EXPECT_EQ(document["params"][1]["dtype"], "fp8_e4m3");
+  EXPECT_FALSE(document["params"][3].contains("dtype"));
+  EXPECT_EQ(
+      document["grid"][0],
+      json::parse(R"({"value": "num_tokens", "multiplier": 3, "divisor": 4})"));
+  EXPECT_EQ(document["grid"][2], 5);
+  EXPECT_EQ(document["launch_scalars"], json::parse(R"(["num_sequences"])"));
+  EXPECT_EQ(document["dynamic_shared_memory_bytes"], 49152);
+}
+
+TEST(KernelAbi, ListRoundTrip) {
+  KernelAbi second = fullAbi();
+  second.name = "other";
+  second.launch_scalars.clear();
+  second.grid[1] = GridDimRule::fixed(1);
+  std::vector<KernelAbi> kernels = {fullAbi(), second};
+  auto back = kernelAbiListFromJson(kernelAbiListToJson(kernels));
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(*back, kernels);
+}
+
+TEST(KernelAbi, DefaultsForOptionalGridFactors) {
+  json document = baseJson();
+  document["grid"][0] = json::parse(R"({"value": "n"})");
+  auto abi = kernelAbiFromJson(document.dump());
+  ASSERT_TRUE(abi) << abi.status().message();
+  EXPECT_EQ(abi->grid[0].multiplier, 1);
+  EXPECT_EQ(abi->grid[0].divisor, 1);
+}
+
+struct BadFieldCase {
+  const char *what;
+  std::function<void(json &)> mutate;
+  const char *field;
+  const char *rule_contains;
+};
+
+TEST(KernelAbi, BadFieldsAreNamed) {
+  const BadFieldCase cases[] = {
+      {"unknown dtype", [](json &j) { j["params"][0]["dtype"] = "bf32"; },
+       "params[0].dtype", "unknown element type 'bf32'"},
+      {"unknown kind", [](json &j) { j["params"][1]["kind"] = "u32"; },
+       "params[1].kind", "unknown parameter kind 'u32'"},
+      {"missing name", [](json &j) { j.erase("name"); }, "name",
+       "missing required field"},
+      {"misspelled field", [](json &j) { j["dynamic_smem"] = 0; },
+       "dynamic_smem", "unknown field"},
+      {"dtype on a scalar", [](json &j) { j["params"][1]["dtype"] = "i32"; },
+       "params[1].dtype", "only pointer parameters have a dtype"},
+      {"pointer without dtype", [](json &j) { j["params"][0].erase("dtype"); },
+       "params[0].dtype", "missing required field"},
+      {"shape on a scalar",
+       [](json &j) { j["params"][1]["shape"] = json::array({4}); },
+       "params[1].shape", "only pointer parameters have a shape"},
+      {"bad shape entry",
+       [](json &j) { j["params"][0]["shape"] = json::array({1.5}); },
+       "params[0].shape[0]", "non-negative integer or a symbol"},
+      {"duplicate parameter", [](json &j) { j["params"][2]["name"] = "data"; },
+       "params[2].name", "duplicate parameter name 'data'"},
+      {"parameter name not an identifier",
+       [](json &j) { j["params"][0]["name"] = "2d"; }, "params[0].name",
+       "not a C identifier"},
+      {"kernel name not an identifier",
+       [](json &j) { j["name"] = "my-kernel"; }, "name", "not a C identifier"},
+      {"grid value is a pointer",
+       [](json &j) { j["grid"][0]["value"] = "data"; }, "grid[0].value",
+       "a grid rule needs an i32 or i64 value"},
+      {"grid value unknown", [](json &j) { j["grid"][0]["value"] = "tokens"; },
+       "grid[0].value", "neither an i32/i64 parameter nor a launch scalar"},
+      {"zero divisor", [](json &j) { j["grid"][0]["divisor"] = 0; },
+       "grid[0].divisor", "must be at least 1"},
+      {"zero grid constant", [](json &j) { j["grid"][1] = 0; }, "grid[1]",
+       "must be at least 1"},
+      {"grid y too large", [](json &j) { j["grid"][1] = 70000; }, "grid[1]",
+       "must be at most 65535"},
+      {"grid entry of the wrong type", [](json &j) { j["grid"][2] = "one"; },
+       "grid[2]", "must be a constant or"},
+      {"block too large", [](json &j) { j["block"][0] = 2048; }, "block[0]",
+       "must be at most 1024"},
+      {"too many threads",
+       [](json &j) {
+         j["block"] = json::array({64, 32, 1});
+       },
+       "block", "at most 1024 threads per block (got 2048)"},
+      {"block of two entries",
+       [](json &j) {
+         j["block"] = json::array({1, 1});
+       },
+       "block", "array of 3 integers"},
+      {"negative shared memory",
+       [](json &j) { j["dynamic_shared_memory_bytes"] = -1; },
+       "dynamic_shared_memory_bytes", "must be at least 0"},
+      {"launch scalar clashes with a parameter",
+       [](json &j) { j["launch_scalars"] = json::array({"n"}); },
+       "launch_scalars[0]", "already a parameter"},
+      {"params not an array", [](json &j) { j["params"] = json::object(); },
+       "params", "must be an array"},
+  };
+  for (const BadFieldCase &c : cases) {
+    json document = baseJson();
+    c.mutate(document);
+    auto abi = kernelAbiFromJson(document.dump());
+    ASSERT_FALSE(abi) << c.what << ": accepted";
+    EXPECT_EQ(abi.status().code(), StatusCode::InvalidArgument) << c.what;
+    EXPECT_EQ(abi.status().error().field, c.field) << c.what;
+    EXPECT_NE(abi.status().error().rule.find(c.rule_contains),
+              std::string::npos)
+        << c.what << ": " << abi.status().message();
+  }
+}
+
+TEST(KernelAbi, ListErrorsNameTheKernel) {
+  json list = {{"kernels", json::array({baseJson(), baseJson()})}};
+  list["kernels"][1]["params"][0]["dtype"] = "bf32";
+  auto bad_dtype = kernelAbiListFromJson(list.dump());
+  ASSERT_FALSE(bad_dtype);
+  EXPECT_EQ(bad_dtype.status().error().field, "kernels[1].params[0].dtype");
+
+  list["kernels"][1]["params"][0]["dtype"] = "f32";
+  auto duplicate = kernelAbiListFromJson(list.dump());
+  ASSERT_FALSE(duplicate);
+  EXPECT_EQ(duplicate.status().error().field, "kernels[1].name");
+  EXPECT_NE(duplicate.status().message().find("duplicate kernel name 'k'"),
+            std::string::npos);
+
+  auto empty = kernelAbiListFromJson(R"({"kernels": []})");
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.status().error().field, "kernels");
+
+  auto extra = kernelAbiListFromJson(R"({"kernels": [], "version": 1})");
+  ASSERT_FALSE(extra);
+  EXPECT_EQ(extra.status().error().field, "version");
+}
+
+TEST(KernelAbi, SyntaxErrorsGiveThePosition) {
+  auto abi = kernelAbiFromJson("{\n  \"name\": \"k\",\n  \"params\": [,]\n}");
+  ASSERT_FALSE(abi);
+  EXPECT_EQ(abi.status().code(), StatusCode::InvalidArgument);
+  EXPECT_NE(abi.status().message().find("line 3"), std::string::npos)
+      << abi.status().message();
+  auto not_object = kernelAbiFromJson("[1, 2]");
+  ASSERT_FALSE(not_object);
+  EXPECT_NE(not_object.status().message().find("must be a JSON object"),
+            std::string::npos);
+}
+
+TEST(KernelAbi, ParamByteSizesFollowTheKind) {
+  KernelAbi abi = fullAbi();
+  std::vector<size_t> sizes;
+  for (const KernelParam &param : abi.params)
+    sizes.push_back(param.byteSize());
+  EXPECT_EQ(sizes, (std::vector<size_t>{8, 8, 8, 4, 8, 4}));
+}
+
+//===----------------------------------------------------------------------===//
+// Launch geometry
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct FullAbiArgs {
+  void *qkv = nullptr, *k_cache = nullptr, *slot_mapping = nullptr;
+  int32_t num_tokens = 0;
+  int64_t max_positions = 0;
+  float eps = 1e-6f;
+  void *args[6] = {&qkv,        &k_cache,       &slot_mapping,
+                   &num_tokens, &max_positions, &eps};
+};
+} // namespace
+
+TEST(LaunchGeometry, GridFollowsTheRule) {
+  FullAbiArgs a;
+  a.num_tokens = 1001; // ceil(1001 * 3 / 4) = 751
+  int64_t scalars[] = {7};
+  auto geometry = computeLaunchGeometry(fullAbi(), a.args, 6, scalars, 1);
+  ASSERT_TRUE(geometry) << geometry.status().message();
+  EXPECT_EQ(geometry->grid, (std::array<uint32_t, 3>{751, 7, 5}));
+  EXPECT_EQ(geometry->block, (std::array<uint32_t, 3>{128, 2, 1}));
+  EXPECT_EQ(geometry->dynamic_shared_memory_bytes, 49152u);
+  EXPECT_FALSE(geometry->empty());
+}
+
+TEST(LaunchGeometry, ReadsI64Values) {
+  KernelAbi abi = fullAbi();
+  abi.grid[0] = GridDimRule::ceilDiv("max_positions", 1, 1000);
+  FullAbiArgs a;
+  a.max_positions = (int64_t(1) << 40); // does not fit in 32 bits
+  int64_t scalars[] = {1};
+  auto geometry = computeLaunchGeometry(abi, a.args, 6, scalars, 1);
+  ASSERT_TRUE(geometry) << geometry.status().message();
+  EXPECT_EQ(geometry->grid[0], uint32_t(((int64_t(1) << 40) + 999) / 1000));
+}
+
+TEST(LaunchGeometry, ZeroTokensIsAnEmptyLaunch) {
+  FullAbiArgs a;
+  a.num_tokens = 0;
+  int64_t scalars[] = {3};
+  auto geometry = computeLaunchGeometry(fullAbi(), a.args, 6, scalars, 1);
+  ASSERT_TRUE(geometry);
+  EXPECT_TRUE(geometry->empty());
+}
+
+TEST(LaunchGeometry, ChecksCountsNullsAndLimits) {
+  FullAbiArgs a;
+  a.num_tokens = 16;
+  int64_t scalars[] = {1};
+
+  auto too_few = computeLaunchGeometry(fullAbi(), a.args, 5, scalars, 1);
+  ASSERT_FALSE(too_few);
+  EXPECT_EQ(too_few.status().error().field, "args");
+  EXPECT_NE(too_few.status().message().find("takes 6 parameters"),
+            std::string::npos);
+
+  void *with_null[6] = {a.args[0], nullptr,   a.args[2],
+                        a.args[3], a.args[4], a.args[5]};
+  auto null_arg = computeLaunchGeometry(fullAbi(), with_null, 6, scalars, 1);
+  ASSERT_FALSE(null_arg);
+  EXPECT_EQ(null_arg.status().error().field, "args[1]");
+  EXPECT_NE(null_arg.status().message().find("k_cache"), std::string::npos);
+
+  auto no_scalars = computeLaunchGeometry(fullAbi(), a.args, 6, nullptr, 0);
+  ASSERT_FALSE(no_scalars);
+  EXPECT_EQ(no_scalars.status().error().field, "launch_scalars");
+
+  a.num_tokens = -4;
+  auto negative = computeLaunchGeometry(fullAbi(), a.args, 6, scalars, 1);
+  ASSERT_FALSE(negative);
+  EXPECT_EQ(negative.status().error().field, "grid[0]");
+  EXPECT_NE(negative.status().message().find("negative"), std::string::npos);
+
+  a.num_tokens = 16;
+  int64_t huge[] = {70000}; // grid y is limited to 65535
+  auto too_big = computeLaunchGeometry(fullAbi(), a.args, 6, huge, 1);
+  ASSERT_FALSE(too_big);
+  EXPECT_EQ(too_big.status().error().field, "grid[1]");
+  EXPECT_NE(too_big.status().message().find("65535"), std::string::npos);
+}
+
+TEST(Status, MessagesCarryTheFieldPath) {
+  Status s(StatusCode::InvalidArgument, "dtype", "unknown");
+  s.inField("[2]").inField("kernels");
+  EXPECT_EQ(s.message(), "kernels[2].dtype: unknown");
+  EXPECT_STREQ(statusCodeName(StatusCode::NoDriver), "no_driver");
+  EXPECT_TRUE(Status().ok());
+  EXPECT_EQ(Status().message(), "ok");
+}
