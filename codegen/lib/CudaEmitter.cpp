@@ -242,6 +242,10 @@ FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
      << "constexpr int kItemsPerToken = kNumQHeads + 2 * kNumKvHeads"
      << (gate ? " + kNumQHeads" : "") << ";\n"
      << "constexpr int kItemsPerBlock = kItemsPerToken * kTokensPerBlock;\n"
+     << "constexpr int kIterations = (kItemsPerBlock + kHeadsPerBlock - 1) / "
+        "kHeadsPerBlock;\n"
+     << "// Iterations whose loads are issued together (registers bound it).\n"
+     << "constexpr int kPrefetch = kIterations < 4 ? kIterations : 4;\n"
      << "// Vectors each thread holds of one head.\n"
      << "constexpr int kChunks = (kMaxHeadDim + kThreadsPerHead * "
         "kVectorWidth - 1) / (kThreadsPerHead * kVectorWidth);\n";
@@ -262,7 +266,34 @@ FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
       os << (i % 4 ? " " : "\n    ") << literal(value) << ",";
     os << "\n};\n";
   }
-  os << "} // namespace\n\n";
+  os << R"(
+/// One (token, head) of the block's work: which tensor, where it is.
+struct WorkItem {
+  int t, token, kind, head, dim;
+  bool active;
+  long long column;
+};
+
+/// kind 0: q head, 1: k head, 2: v head, 3: gate head.
+__device__ __forceinline__ WorkItem locate(int item, int first_token, int num_tokens) {
+  WorkItem w;
+  w.t = item / kItemsPerToken;
+  w.token = first_token + w.t;
+  w.active = item < kItemsPerBlock && w.token < num_tokens;
+  int head = item % kItemsPerToken, kind = 0;
+  if (head >= kNumQHeads) { head -= kNumQHeads; kind = 1;
+    if (head >= kNumKvHeads) { head -= kNumKvHeads; kind = 2;
+      if (head >= kNumKvHeads) { head -= kNumKvHeads; kind = 3; } } }
+  w.kind = kind;
+  w.head = head;
+  w.dim = kind >= 2 ? kVHeadDim : kQkHeadDim;
+  w.column = kind == 0 ? kQOffset + head * kQHeadStride
+           : kind == 1 ? kKOffset + head * (long long)kQkHeadDim
+                       : kVOffset + head * (long long)kVHeadDim;
+)";
+  if (gate)
+    os << "  if (kind == 3) w.column = kGateOffset + head * kGateHeadStride;\n";
+  os << "  return w;\n}\n} // namespace\n\n";
 
   // Signature: inputs in ABI order, then outputs, then scalars.
   SmallVector<std::string> params = {
@@ -310,35 +341,30 @@ FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
     os << "  const float inv_k_scale = 1.0f / *k_scale;\n"
        << "  const float inv_v_scale = 1.0f / *v_scale;\n";
   os << R"(  // Every thread runs every iteration (warp-synchronous steps inside).
-  for (int base = 0; base < kItemsPerBlock; base += kHeadsPerBlock) {
-    const int item = base + group;
-    const int t = item / kItemsPerToken;
-    const int token = first_token + t;
-    const bool active = item < kItemsPerBlock && token < num_tokens;
-    int head = item % kItemsPerToken;
-    // 0: q head, 1: k head, 2: v head, 3: gate head.
-    int kind = 0;
-    if (head >= kNumQHeads) { head -= kNumQHeads; kind = 1;
-      if (head >= kNumKvHeads) { head -= kNumKvHeads; kind = 2;
-        if (head >= kNumKvHeads) { head -= kNumKvHeads; kind = 3; } } }
-    const int dim = kind >= 2 ? kVHeadDim : kQkHeadDim;
-    long long column = kind == 0 ? kQOffset + head * kQHeadStride
-                     : kind == 1 ? kKOffset + head * (long long)kQkHeadDim
-                                 : kVOffset + head * (long long)kVHeadDim;
-)";
-  if (gate)
-    os << "    if (kind == 3) column = kGateOffset + head * kGateHeadStride;\n";
-  os << R"(    const act_t *src = qkv + (long long)token * kFusedWidth + column;
-    float x[kChunks][kVectorWidth];
+  // Each batch issues all its loads before using any, so that several
+  // 16-byte loads per thread are in flight.
+  for (int batch = 0; batch < kIterations; batch += kPrefetch) {
+    float xs[kPrefetch][kChunks][kVectorWidth];
 #pragma unroll
-    for (int c = 0; c < kChunks; ++c) {
-      const int e = (c * kThreadsPerHead + lane) * kVectorWidth;
-      if (active && e < dim)
-        attnc::load_vec<act_t, kVectorWidth>(src + e, x[c]);
-      else
+    for (int p = 0; p < kPrefetch; ++p) {
+      const WorkItem w = locate((batch + p) * kHeadsPerBlock + group, first_token, num_tokens);
+      const act_t *src = qkv + (long long)w.token * kFusedWidth + w.column;
 #pragma unroll
-        for (int i = 0; i < kVectorWidth; ++i) x[c][i] = 0.0f;
+      for (int c = 0; c < kChunks; ++c) {
+        const int e = (c * kThreadsPerHead + lane) * kVectorWidth;
+        if (w.active && e < w.dim)
+          attnc::load_vec<act_t, kVectorWidth>(src + e, xs[p][c]);
+        else
+#pragma unroll
+          for (int i = 0; i < kVectorWidth; ++i) xs[p][c][i] = 0.0f;
+      }
     }
+#pragma unroll
+  for (int p = 0; p < kPrefetch; ++p) {
+    const WorkItem w = locate((batch + p) * kHeadsPerBlock + group, first_token, num_tokens);
+    const int t = w.t, token = w.token, kind = w.kind, head = w.head, dim = w.dim;
+    const bool active = w.active;
+    float (&x)[kChunks][kVectorWidth] = xs[p];
 )";
   // The norm block, printed where the stage order puts it.
   std::string normBlock;
@@ -460,6 +486,7 @@ FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
         if (e < dim) attnc::store_vec<cache_t, kVectorWidth>(dst + e, x[c]);
       }
     }
+  }
   }
 }
 )";

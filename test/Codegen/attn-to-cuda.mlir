@@ -22,14 +22,14 @@
 // CHECK: constexpr long long kVOffset = 24;
 // CHECK: constexpr long long kGateOffset = 2;
 // CHECK: constexpr long long kGateHeadStride = 5;
-// CHECK-NOT: rsqrtf
-// CHECK-NOT: rotate_buffer
-// CHECK: act_t *__restrict__ gate_out,
 // V rows and the V cache are indexed with Dv, K with Dqk.
-// CHECK: const int dim = kind >= 2 ? kVHeadDim : kQkHeadDim;
+// CHECK: w.dim = kind >= 2 ? kVHeadDim : kQkHeadDim;
 // CHECK: : kVOffset + head * (long long)kVHeadDim;
 // The gate is read from its own segment and written to gate_out.
-// CHECK: if (kind == 3) column = kGateOffset + head * kGateHeadStride;
+// CHECK: if (kind == 3) w.column = kGateOffset + head * kGateHeadStride;
+// CHECK: act_t *__restrict__ gate_out,
+// CHECK-NOT: rsqrtf
+// CHECK-NOT: rotate_buffer
 // CHECK: act_t *dst = gate_out + ((long long)token * kNumQHeads + head) * kVHeadDim;
 // CHECK: (slot * kNumKvHeads + head) * (long long)dim;
 // CHECK-NOT: rsqrtf
