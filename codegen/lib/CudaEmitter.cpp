@@ -348,16 +348,8 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
 #pragma unroll
     for (int p = 0; p < kPrefetch; ++p) {
       const WorkItem w = locate((batch + p) * kHeadsPerBlock + group, first_token, num_tokens);
-      const act_t *src = qkv + (long long)w.token * kFusedWidth + w.column;
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        const int e = (c * kThreadsPerHead + lane) * kVectorWidth;
-        if (w.active && e < w.dim)
-          attnc::load_vec<act_t, kVectorWidth>(src + e, xs[p][c]);
-        else
-#pragma unroll
-          for (int i = 0; i < kVectorWidth; ++i) xs[p][c][i] = 0.0f;
-      }
+      attnc::load_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>(
+          qkv + (long long)w.token * kFusedWidth + w.column, lane, w.dim, w.active, xs[p]);
     }
 #pragma unroll
   for (int p = 0; p < kPrefetch; ++p) {
@@ -450,21 +442,13 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
     os << normBlock;
   os << R"(    if (!active) continue;
     if (kind == 0) {
-      act_t *dst = q_out + ((long long)token * kNumQHeads + head) * kQkHeadDim;
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        const int e = (c * kThreadsPerHead + lane) * kVectorWidth;
-        if (e < kQkHeadDim) attnc::store_vec<act_t, kVectorWidth>(dst + e, x[c]);
-      }
+      attnc::store_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>(
+          q_out + ((long long)token * kNumQHeads + head) * kQkHeadDim, lane, kQkHeadDim, x);
 )";
   if (gate)
     os << R"(    } else if (kind == 3) {
-      act_t *dst = gate_out + ((long long)token * kNumQHeads + head) * kVHeadDim;
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        const int e = (c * kThreadsPerHead + lane) * kVectorWidth;
-        if (e < kVHeadDim) attnc::store_vec<act_t, kVectorWidth>(dst + e, x[c]);
-      }
+      attnc::store_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>(
+          gate_out + ((long long)token * kNumQHeads + head) * kVHeadDim, lane, kVHeadDim, x);
 )";
   os << R"(    } else {
       // k or v into the paged cache; a negative slot is padding.
@@ -480,11 +464,7 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
 #pragma unroll
         for (int i = 0; i < kVectorWidth; ++i) x[c][i] *= inv_scale;
 )";
-  os << R"(#pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        const int e = (c * kThreadsPerHead + lane) * kVectorWidth;
-        if (e < dim) attnc::store_vec<cache_t, kVectorWidth>(dst + e, x[c]);
-      }
+  os << R"(      attnc::store_head<cache_t, kChunks, kThreadsPerHead, kVectorWidth>(dst, lane, dim, x);
     }
   }
   }

@@ -64,6 +64,36 @@ __device__ __forceinline__ void store_vec(T *dst, const float (&in)[N]) {
   *reinterpret_cast<Vec<T, N> *>(dst) = packed;
 }
 
+/// One head row spread over a group of `ThreadsPerHead` lanes: lane `lane`
+/// holds vectors c = 0..Chunks-1 at element (c * ThreadsPerHead + lane) *
+/// VectorWidth. Elements at or past `dim` are not read (zeros) or written.
+template <typename T, int Chunks, int ThreadsPerHead, int VectorWidth>
+__device__ __forceinline__ void load_head(const T *src, int lane, int dim,
+                                          bool active,
+                                          float (&x)[Chunks][VectorWidth]) {
+#pragma unroll
+  for (int c = 0; c < Chunks; ++c) {
+    const int e = (c * ThreadsPerHead + lane) * VectorWidth;
+    if (active && e < dim)
+      load_vec<T, VectorWidth>(src + e, x[c]);
+    else
+#pragma unroll
+      for (int i = 0; i < VectorWidth; ++i)
+        x[c][i] = 0.0f;
+  }
+}
+
+template <typename T, int Chunks, int ThreadsPerHead, int VectorWidth>
+__device__ __forceinline__ void
+store_head(T *dst, int lane, int dim, const float (&x)[Chunks][VectorWidth]) {
+#pragma unroll
+  for (int c = 0; c < Chunks; ++c) {
+    const int e = (c * ThreadsPerHead + lane) * VectorWidth;
+    if (e < dim)
+      store_vec<T, VectorWidth>(dst + e, x[c]);
+  }
+}
+
 // ---- reductions ---------------------------------------------------------------
 
 /// Sum over groups of `Width` consecutive lanes (Width a power of two <= 32);

@@ -30,7 +30,7 @@
 // CHECK: act_t *__restrict__ gate_out,
 // CHECK-NOT: rsqrtf
 // CHECK-NOT: rotate_buffer
-// CHECK: act_t *dst = gate_out + ((long long)token * kNumQHeads + head) * kVHeadDim;
+// CHECK: gate_out + ((long long)token * kNumQHeads + head) * kVHeadDim, lane, kVHeadDim, x);
 // CHECK: (slot * kNumKvHeads + head) * (long long)dim;
 // CHECK-NOT: rsqrtf
 // CHECK-LABEL: // ===== abi small__preprocess =====
