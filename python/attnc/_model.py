@@ -1,0 +1,607 @@
+"""Contexts, models and kernels: the Python face of attnc_context_t and
+attnc_model_t."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import threading
+import warnings
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from .errors import ArgumentError, AttncWarning, ConfigError, NotFoundError
+from ._library import (BUILD_OUTCOMES, BuildReport, ContextOptions, Library,
+                       ModelOptions, WARNING_CALLBACK, library)
+from ._launch import KernelPlan, launch
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _encode(text: Optional[Union[str, "os.PathLike[str]"]]) -> Optional[bytes]:
+    return None if text is None else os.fsencode(text)
+
+
+def _decode(value: Optional[bytes]) -> str:
+    return value.decode("utf-8", "replace") if value else ""
+
+
+# ---- context ----------------------------------------------------------------
+
+class Context:
+    """An attnc runtime context: options, kernel cache, NVRTC and driver.
+
+    Most code never makes one: :func:`compile` and :func:`load` use a shared
+    default context per (cache_dir, arch). Make one to choose the libraries or
+    to bypass the cache.
+
+    Args:
+        cache_dir: disk cache root. ``None``: ``$ATTNC_CACHE_DIR``, else
+            ``$XDG_CACHE_HOME/attnc``, else ``~/.cache/attnc``.
+        archs: archs to compile for; ``None``: ``("sm_90a",)``.
+        disable_cache: bypass the memory and disk caches.
+        nvrtc_library: libnvrtc to load (``None``: ``$CUDA_HOME/lib64``,
+            ``/usr/local/cuda/lib64``, then the loader's search path).
+        cuda_driver_library: CUDA driver library (``None``: libcuda.so.1).
+
+    Warnings from the runtime (a corrupt cache entry recompiled, an unwritable
+    cache directory) are issued as :class:`attnc.AttncWarning`.
+    Thread safety: a context may be used from many threads at once.
+    """
+
+    def __init__(self, *, cache_dir: Optional[PathLike] = None,
+                 archs: Optional[Sequence[str]] = None,
+                 disable_cache: bool = False,
+                 nvrtc_library: Optional[PathLike] = None,
+                 cuda_driver_library: Optional[PathLike] = None):
+        lib = library()
+        self._lib = lib
+        options = ContextOptions()
+        lib.attnc_context_options_initialize(ctypes.byref(options))
+        # Everything the options point to stays referenced by self.
+        self._cache_dir = _encode(cache_dir)
+        self._archs = [a.encode() for a in (archs or ())]
+        self._arch_array = (ctypes.c_char_p * max(len(self._archs), 1))(*self._archs)
+        self._nvrtc = _encode(nvrtc_library)
+        self._driver = _encode(cuda_driver_library)
+        self._callback = WARNING_CALLBACK(_warn)
+        options.cache_dir = self._cache_dir
+        if self._archs:
+            options.archs = self._arch_array
+            options.num_archs = len(self._archs)
+        options.disable_cache = 1 if disable_cache else 0
+        options.nvrtc_library_path = self._nvrtc
+        options.cuda_driver_library = self._driver
+        options.warning_callback = self._callback
+        handle = ctypes.c_void_p()
+        lib.check(lib.attnc_context_create(ctypes.byref(options), ctypes.byref(handle)))
+        self._handle = handle.value
+        self.archs = tuple(archs or ("sm_90a",))
+        self.cache_dir = None if cache_dir is None else Path(cache_dir)
+        # Kernel sets keep the context's internals alive (Runtime.h), so the
+        # context may go before the models made with it.
+        self._finalizer = weakref.finalize(self, lib.attnc_context_destroy,
+                                           ctypes.c_void_p(self._handle))
+        self._finalizer.atexit = False
+
+    @property
+    def handle(self) -> int:
+        """The attnc_context_t, as an int."""
+        return self._handle
+
+    def nvrtc_version(self) -> Tuple[int, int]:
+        """(major, minor) of the NVRTC this context compiles with (loads it).
+
+        Raises:
+            NoDriverError: NVRTC cannot be loaded.
+        """
+        major, minor = ctypes.c_int(), ctypes.c_int()
+        self._lib.check(self._lib.attnc_context_nvrtc_version(
+            ctypes.c_void_p(self._handle), ctypes.byref(major), ctypes.byref(minor)))
+        return major.value, minor.value
+
+    def __repr__(self) -> str:
+        return f"attnc.Context(archs={list(self.archs)}, cache_dir={self.cache_dir})"
+
+
+def _warn(_user_data, message):
+    try:
+        warnings.warn(_decode(message), AttncWarning, stacklevel=2)
+    except Exception:  # noqa: BLE001 - never raise into C
+        pass
+
+
+_default_contexts: Dict[Tuple[Optional[str], str], Context] = {}
+_default_lock = threading.Lock()
+
+
+def default_context(cache_dir: Optional[PathLike] = None,
+                    arch: str = "sm_90a") -> Context:
+    """The shared context for (cache_dir, arch), made on first use."""
+    key = (None if cache_dir is None else os.fspath(cache_dir), arch)
+    with _default_lock:
+        context = _default_contexts.get(key)
+        if context is None:
+            context = Context(cache_dir=cache_dir, archs=[arch])
+            _default_contexts[key] = context
+        return context
+
+
+# ---- kernels -----------------------------------------------------------------
+
+@dataclass
+class Kernel:
+    """One generated kernel of a model.
+
+    Attributes:
+        name: the entry point, ``"<layer>__<kind>"``.
+        kind: ``"preprocess"`` or ``"attention"``.
+        layer: the layer kind it belongs to (``"full_attention"``, ...).
+        abi: the kernel's ABI (parameter names, dtypes and shapes, block,
+            grid rule, dynamic shared memory) as a dict.
+        source: the generated CUDA C++ source.
+    """
+
+    name: str
+    kind: str
+    layer: str
+    abi: Dict[str, Any]
+    source: str
+    _set: int = field(default=0, repr=False, compare=False)
+    _handle: int = field(default=0, repr=False, compare=False)
+    _lib: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def params(self) -> List[str]:
+        """The kernel's parameter names, in order."""
+        return [p["name"] for p in self.abi.get("params", [])]
+
+    def build_reports(self) -> List[Dict[str, Any]]:
+        """How each arch's binary was obtained: dicts with ``arch``,
+        ``outcome`` ("memory_hit", "disk_hit", "compiled", "bundle"),
+        ``total_ms``, ``compile_ms``, ``lock_wait_ms``, ``cache_key`` and
+        ``cache_entry_path``."""
+        lib = self._lib
+        reports = []
+        handle = ctypes.c_void_p(self._set)
+        for i in range(lib.attnc_kernel_set_arch_count(handle)):
+            report = BuildReport()
+            lib.check(lib.attnc_kernel_set_build_report(handle, i, ctypes.byref(report)))
+            reports.append({
+                "arch": _decode(report.arch),
+                "outcome": BUILD_OUTCOMES.get(report.outcome, str(report.outcome)),
+                "total_ms": report.total_ms,
+                "compile_ms": report.compile_ms,
+                "lock_wait_ms": report.lock_wait_ms,
+                "cache_key": _decode(report.cache_key),
+                "cache_entry_path": _decode(report.cache_entry_path),
+            })
+        return reports
+
+    def cubin(self, arch: Optional[str] = None) -> bytes:
+        """The kernel's cubin for `arch` (default: the first arch)."""
+        lib = self._lib
+        handle = ctypes.c_void_p(self._set)
+        if arch is None:
+            arch = _decode(lib.attnc_kernel_set_arch(handle, 0))
+        data, size = ctypes.c_void_p(), ctypes.c_size_t()
+        lib.check(lib.attnc_kernel_set_cubin(handle, arch.encode(),
+                                             ctypes.byref(data), ctypes.byref(size)))
+        return ctypes.string_at(data, size.value)
+
+
+# Argument name -> the model feature it belongs to (for error messages).
+_PREPROCESS_FEATURES = {
+    "positions": "rope",
+    "q_norm_weight": "q/k norm",
+    "k_norm_weight": "q/k norm",
+    "k_scale": "fp8 cache",
+    "v_scale": "fp8 cache",
+    "gate_out": "output gate",
+}
+_ATTENTION_FEATURES = {
+    "sinks": "attention sinks",
+    "k_scale": "fp8 cache",
+    "v_scale": "fp8 cache",
+    "gate": "output gate",
+}
+
+
+# ---- model -------------------------------------------------------------------
+
+class Model:
+    """A compiled (or loaded) model: one preprocess and one attention kernel
+    per layer kind, ready to launch on torch (or any CUDA) tensors.
+
+    Made by :func:`attnc.compile` or :func:`attnc.load`. Immutable; launches
+    may run from any number of threads.
+    """
+
+    def __init__(self, handle: int, context: Context):
+        lib = context._lib
+        self._lib: Library = lib
+        self._handle = handle
+        self._context = context
+        self._finalizer = weakref.finalize(self, lib.attnc_model_destroy,
+                                           ctypes.c_void_p(handle))
+        # Modules are unloaded when the model goes; at interpreter exit the
+        # CUDA contexts may already be torn down, so leave that to the OS.
+        self._finalizer.atexit = False
+        model = ctypes.c_void_p(handle)
+        self.manifest: Dict[str, Any] = json.loads(
+            _decode(lib.attnc_model_manifest_json(model)) or "{}")
+        self.kernels: List[Kernel] = []
+        for i in range(lib.attnc_model_kernel_count(model)):
+            name = _decode(lib.attnc_model_kernel_name(model, i))
+            kernel_set = lib.attnc_model_kernel_set(model, i)
+            kernel_handle = ctypes.c_void_p()
+            lib.check(lib.attnc_kernel_set_find_kernel(
+                ctypes.c_void_p(kernel_set), name.encode(), ctypes.byref(kernel_handle)))
+            abi = json.loads(_decode(lib.attnc_kernel_abi_json(kernel_handle)))
+            self.kernels.append(Kernel(
+                name=name, kind=_decode(lib.attnc_model_kernel_kind(model, i)),
+                layer=_decode(lib.attnc_model_kernel_layer(model, i)), abi=abi,
+                source=_decode(lib.attnc_model_kernel_source(model, i)),
+                _set=kernel_set, _handle=kernel_handle.value, _lib=lib))
+        self.layers: List[str] = []
+        for kernel in self.kernels:
+            if kernel.layer not in self.layers:
+                self.layers.append(kernel.layer)
+        self._plans: Dict[Tuple[str, str], Tuple[Kernel, KernelPlan]] = {}
+        for kernel in self.kernels:
+            if kernel.kind == "preprocess":
+                plan = KernelPlan(kernel.abi, features=_PREPROCESS_FEATURES,
+                                  outputs=("q_out", "gate_out"),
+                                  writable=("k_cache", "v_cache", "q_out", "gate_out"))
+            elif kernel.kind == "attention":
+                plan = KernelPlan(kernel.abi, features=_ATTENTION_FEATURES,
+                                  outputs=("output",), writable=("output",))
+            else:
+                continue
+            self._plans[(kernel.layer, kernel.kind)] = (kernel, plan)
+
+    # ---- metadata ----
+
+    @property
+    def handle(self) -> int:
+        """The attnc_model_t, as an int."""
+        return self._handle
+
+    @property
+    def context(self) -> Context:
+        return self._context
+
+    @property
+    def config(self) -> Dict[str, Any]:
+        """The model configuration as the compiler read it, in attnc spec form
+        (docs/config-import.md): layer_kinds with head counts, dims, norm,
+        rope, sliding window, sinks, softmax_scale, ... ({} if the manifest
+        has none)."""
+        config = self.manifest.get("config")
+        if isinstance(config, str):
+            try:
+                config = json.loads(config)
+            except ValueError:
+                config = None
+        return config if isinstance(config, dict) else {}
+
+    def kernel(self, layer: Union[str, int], kind: str) -> Kernel:
+        """The kernel of `kind` ("preprocess" | "attention") for `layer` (a
+        layer kind name, or a layer index)."""
+        return self._plan(layer, kind)[0]
+
+    def layer_kind(self, layer: Union[str, int]) -> str:
+        """The layer kind name of `layer`: a kind name (returned as is) or a
+        model layer index (looked up in the manifest's configuration)."""
+        if isinstance(layer, bool):
+            raise ArgumentError("layer", "expected a layer kind name or index, got a bool")
+        if isinstance(layer, str):
+            if layer not in self.layers:
+                raise ArgumentError("layer", f"no layer kind '{layer}' in this model "
+                                    f"(it has {', '.join(self.layers)})")
+            return layer
+        if isinstance(layer, int):
+            for name, indices in self._layer_indices().items():
+                if layer in indices and name in self.layers:
+                    return name
+            raise ArgumentError("layer", f"layer {layer} belongs to no layer kind of "
+                                f"this model (kinds: {', '.join(self.layers)})")
+        raise ArgumentError("layer", f"expected a layer kind name or index, got "
+                            f"{type(layer).__name__}")
+
+    def _layer_indices(self) -> Dict[str, List[int]]:
+        """Layer kind -> model layer indices, from the manifest's config (the
+        attnc spec form: layer_kinds[i].name / .layers), when it has them."""
+        kinds = self.config.get("layer_kinds")
+        result: Dict[str, List[int]] = {}
+        for kind in kinds or []:
+            if isinstance(kind, dict) and "name" in kind:
+                result[kind["name"]] = list(kind.get("layers") or [])
+        return result
+
+    def _plan(self, layer: Union[str, int], kind: str) -> Tuple[Kernel, KernelPlan]:
+        name = self.layer_kind(layer)
+        entry = self._plans.get((name, kind))
+        if entry is None:
+            raise NotFoundError(f"layer kind '{name}' has no {kind} kernel",
+                                status="not_found")
+        return entry
+
+    def save(self, directory: PathLike) -> Path:
+        """Writes the model as a bundle directory (manifest.json, per kernel
+        its source and cubins); :func:`attnc.load` reads it back without NVRTC.
+        Returns the directory."""
+        self._lib.check(self._lib.attnc_model_write_bundle(
+            ctypes.c_void_p(self._handle), os.fsencode(directory)))
+        return Path(directory)
+
+    def __repr__(self) -> str:
+        return (f"attnc.Model(layers={self.layers}, "
+                f"kernels={[k.name for k in self.kernels]})")
+
+    # ---- launches ----
+
+    def preprocess(self, layer: Union[str, int], qkv, *, slot_mapping, k_cache,
+                   v_cache, positions=None, q_norm_weight=None,
+                   k_norm_weight=None, k_scale=None, v_scale=None, q_out=None,
+                   gate_out=None, stream=None):
+        """Runs the fused preprocess kernel of `layer`: splits the fused QKV(G)
+        projection output, applies the q/k norm and rope (when the model has
+        them), writes k and v into the paged cache, and writes q (and the
+        gate).
+
+        Args:
+            layer: layer kind name (``"full_attention"``) or layer index.
+            qkv: ``[num_tokens, fused_width]``, activation dtype.
+            slot_mapping: ``[num_tokens]`` int64; cache slot of each token
+                (block * block_size + offset), negative for padding (skipped).
+            k_cache: ``[num_blocks, block_size, num_kv_heads, qk_head_dim]``.
+            v_cache: ``[num_blocks, block_size, num_kv_heads, v_head_dim]``.
+            positions: ``[num_tokens]`` int64; required iff the model has rope.
+            q_norm_weight, k_norm_weight: ``[qk_head_dim]``, activation dtype;
+                required iff the model has q/k norm.
+            k_scale, v_scale: float32 scalar tensors (shape ``[]``) on the
+                device; required iff the cache is fp8 (the cache stores
+                ``x / scale``).
+            q_out: ``[num_tokens, num_q_heads, qk_head_dim]``; allocated with
+                torch if not given.
+            gate_out: ``[num_tokens, num_q_heads, v_head_dim]``, only for models
+                with an output gate; allocated if not given.
+            stream: ``None`` (torch's current stream, or the legacy default
+                stream without torch), an int ``CUstream``, a
+                ``torch.cuda.Stream``, or an object with ``cuda_stream`` /
+                ``__cuda_stream__``.
+
+        Returns:
+            ``q_out``, or ``(q_out, gate_out)`` when the model has an output
+            gate.
+
+        Raises:
+            ArgumentError: an argument broke a rule (the message names it):
+                wrong shape, dtype, device, strides (C-contiguous only),
+                alignment (16 bytes), a feature the kernel lacks, or a missing
+                one.
+        """
+        kernel, plan = self._plan(layer, "preprocess")
+        given = {"qkv": qkv, "slot_mapping": slot_mapping, "k_cache": k_cache,
+                 "v_cache": v_cache, "positions": positions,
+                 "q_norm_weight": q_norm_weight, "k_norm_weight": k_norm_weight,
+                 "k_scale": k_scale, "v_scale": v_scale, "q_out": q_out,
+                 "gate_out": gate_out}
+        out = launch(self._lib, kernel._handle, plan, given, stream)
+        if plan.has("gate_out"):
+            return out["q_out"], out["gate_out"]
+        return out["q_out"]
+
+    def attention(self, layer: Union[str, int], query, *, k_cache, v_cache,
+                  block_tables, seq_lens, query_start_loc, sinks=None,
+                  k_scale=None, v_scale=None, gate=None, out=None, stream=None):
+        """Runs the paged attention kernel of `layer` over varlen rows (decode
+        and prefill rows may share one batch), with the output gate as its
+        epilogue when the model has one.
+
+        Sequence ``s`` owns query rows ``[query_start_loc[s],
+        query_start_loc[s+1])`` and ``seq_lens[s]`` keys (its queries are the
+        last rows of those positions), found through row ``s`` of
+        ``block_tables``.
+
+        Args:
+            layer: layer kind name or layer index.
+            query: ``[num_tokens, num_q_heads, qk_head_dim]`` (preprocess's
+                q_out).
+            k_cache, v_cache: the paged caches, as for :meth:`preprocess`.
+            block_tables: ``[num_seqs, max_blocks_per_seq]`` int32.
+            seq_lens: ``[num_seqs]`` int32, keys per sequence (including the
+                new tokens).
+            query_start_loc: ``[num_seqs + 1]`` int32, cumulative query rows.
+            sinks: ``[num_q_heads]`` float32 sink logits; required iff the
+                model has attention sinks.
+            k_scale, v_scale: float32 scalar tensors; required iff the cache is
+                fp8.
+            gate: ``[num_tokens, num_q_heads, v_head_dim]`` (preprocess's
+                gate_out); required iff the model has an output gate.
+            out: ``[num_tokens, num_q_heads, v_head_dim]``; allocated with torch
+                if not given.
+            stream: as for :meth:`preprocess`.
+
+        Returns:
+            ``out``.
+
+        Raises:
+            ArgumentError: as for :meth:`preprocess`.
+        """
+        kernel, plan = self._plan(layer, "attention")
+        given = {"query": query, "k_cache": k_cache, "v_cache": v_cache,
+                 "block_tables": block_tables, "seq_lens": seq_lens,
+                 "query_start_loc": query_start_loc, "sinks": sinks,
+                 "k_scale": k_scale, "v_scale": v_scale, "gate": gate,
+                 "output": out}
+        try:
+            result = launch(self._lib, kernel._handle, plan, given, stream)
+        except ArgumentError as error:
+            if error.argument == "output":  # the Python name is `out`
+                raise ArgumentError("out", error.rule) from None
+            raise
+        return result["output"]
+
+
+# ---- compile and load ------------------------------------------------------
+
+_DTYPES = {"bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "f16": "fp16",
+           "float16": "fp16", "half": "fp16"}
+_KV_DTYPES = dict(_DTYPES, fp8="fp8", fp8_e4m3="fp8", float8_e4m3fn="fp8",
+                  e4m3="fp8")
+
+
+def _normalize_dtype(option: str, value: Any, table: Mapping[str, str]) -> Optional[str]:
+    if value is None:
+        return None
+    text = str(value)
+    if text.startswith("torch."):
+        text = text[len("torch."):]
+    result = table.get(text.lower())
+    if result is None:
+        allowed = "|".join(sorted(set(table.values())))
+        raise ConfigError(f"{option}: unknown dtype {value!r} (expected {allowed})")
+    return result
+
+
+def _json_default(obj: Any) -> Any:
+    """json.dumps fallback for HF config values: nested configs, dtypes."""
+    to_dict = getattr(obj, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    text = str(obj)
+    if text.startswith("torch."):  # torch.bfloat16 -> "bfloat16"
+        return text[len("torch."):]
+    if hasattr(obj, "__dict__"):
+        return {k: v for k, v in vars(obj).items() if not k.startswith("_")}
+    return text
+
+
+def config_to_json(config: Any) -> str:
+    """The JSON text of a configuration given as a path, a dict, or an object
+    with Hugging Face config attributes (``.to_dict()`` if it has one, else
+    ``vars()``)."""
+    if isinstance(config, (str, os.PathLike)):
+        path = Path(config)
+        if not path.is_file():
+            raise ConfigError(
+                f"config: {os.fspath(config)!r} is not a file (pass a path to "
+                "a config.json or attnc spec, a dict, or an object with Hugging "
+                "Face config attributes)")
+        return path.read_text(encoding="utf-8")
+    if isinstance(config, (bytes, bytearray)):
+        raise ConfigError("config: bytes are not accepted (pass a path, a dict, "
+                          "or a config object)")
+    if isinstance(config, Mapping):
+        data = dict(config)
+    elif callable(getattr(config, "to_dict", None)):
+        data = config.to_dict()
+    elif hasattr(config, "__dict__"):
+        data = {k: v for k, v in vars(config).items() if not k.startswith("_")}
+    else:
+        raise ConfigError(f"config: expected a path, a dict or a config object, "
+                          f"got {type(config).__name__}")
+    try:
+        return json.dumps(data, default=_json_default)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"config: cannot be written as JSON: {error}") from None
+
+
+def _check_int(option: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{option}: must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ConfigError(f"{option}: must be >= {minimum} (got {value})")
+    return value
+
+
+def compile(config: Any, *, arch: str = "sm_90a", tp: int = 1, rank: int = 0,
+            block_size: int = 16, dtype: Any = None, kv_dtype: Any = None,
+            cache_dir: Optional[PathLike] = None,
+            context: Optional[Context] = None) -> Model:
+    """Compiles a model's attention layers into kernels.
+
+    Args:
+        config: a path to a Hugging Face ``config.json`` or attnc spec file, a
+            dict of one, or an object with Hugging Face config attributes
+            (e.g. ``transformers.AutoConfig``; ``.to_dict()`` is used if
+            present, else ``vars()``).
+        arch: target arch (``"sm_90a"`` for H100/H200).
+        tp, rank: tensor-parallel degree and this rank (the kernels see the
+            rank's heads).
+        block_size: tokens per KV-cache block.
+        dtype: activation dtype, ``"bf16"`` | ``"fp16"`` (or the torch dtype);
+            ``None``: the config's.
+        kv_dtype: KV-cache dtype, ``"bf16"`` | ``"fp16"`` | ``"fp8"`` (e4m3,
+            or ``torch.float8_e4m3fn``); ``None``: the activation dtype.
+        cache_dir: disk cache root (``None``: ``$ATTNC_CACHE_DIR``, else
+            ``$XDG_CACHE_HOME/attnc``).
+        context: a :class:`Context` to compile in (then ``cache_dir`` must be
+            ``None``); default: a shared one per (cache_dir, arch).
+
+    Returns:
+        The :class:`Model`.
+
+    Raises:
+        ConfigError: the configuration or an option was rejected (the message
+            names the field, e.g. ``layer_kinds[0].num_kv_heads: ...``).
+        CompileError: NVRTC rejected the generated source (log included).
+        NoDriverError: NVRTC cannot be loaded.
+        LibraryNotFoundError: libattnc.so was not found.
+    """
+    text = config_to_json(config)
+    options_values = dict(
+        arch=str(arch), tp=_check_int("tp", tp, 1), rank=_check_int("rank", rank, 0),
+        block_size=_check_int("block_size", block_size, 1),
+        dtype=_normalize_dtype("dtype", dtype, _DTYPES),
+        kv_dtype=_normalize_dtype("kv_dtype", kv_dtype, _KV_DTYPES))
+    context = _pick_context(context, cache_dir, options_values["arch"])
+    lib = context._lib
+    options = ModelOptions()
+    lib.attnc_model_options_initialize(ctypes.byref(options))
+    keep = {k: (v.encode() if isinstance(v, str) else v) for k, v in options_values.items()}
+    options.arch = keep["arch"]
+    options.tp = keep["tp"]
+    options.rank = keep["rank"]
+    options.block_size = keep["block_size"]
+    options.dtype = keep["dtype"]
+    options.kv_dtype = keep["kv_dtype"]
+    handle = ctypes.c_void_p()
+    status = lib.attnc_model_compile_config(
+        ctypes.c_void_p(context.handle), text.encode("utf-8"), ctypes.byref(options),
+        ctypes.byref(handle))
+    lib.check(status, config=True)
+    return Model(handle.value, context)
+
+
+def load(directory: PathLike, *, cache_dir: Optional[PathLike] = None,
+         context: Optional[Context] = None) -> Model:
+    """Loads a model bundle written by :meth:`Model.save` or ``attnc compile``
+    (needs neither NVRTC nor a GPU until launch).
+
+    Raises:
+        BundleIOError, CorruptError, NotFoundError: the bundle cannot be read.
+    """
+    context = _pick_context(context, cache_dir, "sm_90a")
+    lib = context._lib
+    handle = ctypes.c_void_p()
+    lib.check(lib.attnc_model_load_bundle(ctypes.c_void_p(context.handle),
+                                          os.fsencode(directory), ctypes.byref(handle)))
+    return Model(handle.value, context)
+
+
+def _pick_context(context: Optional[Context], cache_dir: Optional[PathLike],
+                  arch: str) -> Context:
+    if context is not None:
+        if cache_dir is not None:
+            raise ConfigError("cache_dir: give either a context or a cache_dir")
+        if not isinstance(context, Context):
+            raise ConfigError(f"context: expected attnc.Context, got "
+                              f"{type(context).__name__}")
+        return context
+    return default_context(cache_dir, arch)

@@ -1,0 +1,64 @@
+"""Helpers shared by the CPU tests (imported by name: pytest puts this folder
+on sys.path)."""
+
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+CONFIG_DIR = REPO / "examples" / "configs"
+FAKE_DRIVER = REPO / "build" / "lib" / "libattnc-fake-cuda.so"
+FAKE_DRIVER_NO_DEVICE = REPO / "build" / "lib" / "libattnc-fake-cuda-nodevice.so"
+
+
+def spec(name="attnc_test_layer", *, hq=16, hkv=2, dqk=128, dv=128, gate="none",
+         norm="rms", rope="neox", rotary_dim=None, sinks=False, window=0,
+         dtype="bf16", extra_kinds=()):
+    """An attnc spec (docs/config-import.md) with one layer kind."""
+    rope_entry = {"style": rope}
+    if rope != "none":
+        rope_entry["theta"] = 10000.0
+        if rotary_dim is not None:
+            rope_entry["rotary_dim"] = rotary_dim
+    kinds = [{"name": name, "layers": [0], "num_q_heads": hq, "num_kv_heads": hkv,
+              "qk_head_dim": dqk, "v_head_dim": dv, "gate": gate, "qk_norm": norm,
+              "rope": rope_entry, "sliding_window": window, "sinks": sinks}]
+    for i, kind in enumerate(extra_kinds):
+        kinds.append(dict(kinds[0], name=kind, layers=[i + 1]))
+    return {"attnc_spec": 1, "model_type": "test", "dtype": dtype,
+            "num_layers": len(kinds), "layer_kinds": kinds}
+
+
+class FakeTensor:
+    """A device tensor stand-in with __cuda_array_interface__ (v3): the
+    pointers are invented, so only argument checks and the fake driver may
+    see them."""
+
+    _next = 1 << 32
+
+    def __init__(self, shape, typestr, *, ptr=None, strides=None, readonly=False,
+                 version=3):
+        if ptr is None:
+            ptr = FakeTensor._next
+            FakeTensor._next += 1 << 24
+        self.ptr = ptr
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape), "typestr": typestr, "data": (ptr, readonly),
+            "strides": strides, "version": version}
+
+
+# typestr of each ABI dtype (raw void types where numpy has none).
+TYPESTR = {"bf16": "<V2", "f16": "<f2", "fp8_e4m3": "|V1", "f32": "<f4",
+           "i32": "<i4", "i64": "<i8"}
+
+
+def fake_args(kernel, sizes, **override):
+    """Fake tensors for every pointer parameter of `kernel`, with symbols
+    taken from `sizes` (e.g. {"num_tokens": 7, "num_blocks": 4})."""
+    args = {}
+    for param in kernel.abi["params"]:
+        if param["kind"] != "pointer":
+            continue
+        shape = [sizes[d] if isinstance(d, str) else d for d in param.get("shape", [])]
+        args[param["name"]] = FakeTensor(shape, TYPESTR[param["dtype"]])
+    args.update(override)
+    return args

@@ -1,0 +1,274 @@
+"""The GPU suite's case matrices: attnc spec configs written
+programmatically (docs/config-import.md), and pairwise covering arrays over
+head shapes, head counts, norm, rope, gate, dtypes, caches, token counts and
+page sizes, so that every pair of values meets in some case without paying
+for the full product."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Dict, Optional, Tuple
+
+from attnc_gpu_reference import pairwise
+
+LAYER = "attn"
+
+DIMS = [(2, 3), (64, 64), (96, 64), (128, 128), (192, 128), (256, 256)]  # (Dqk, Dv)
+HEADS = [(1, 1), (8, 1), (16, 2), (32, 4), (64, 4)]                       # (Hq, Hkv)
+
+#: Rope presets: style, rotary dim ("full" or a number), offset ("end": the
+#: last rotary_dim dims, as MLA), theta, Hugging Face scaling.
+ROPE = {
+    "none": None,
+    "neox": dict(style="neox", rotary_dim="full", theta=1e6),
+    "gptj": dict(style="gptj", rotary_dim="full", theta=1e4),
+    # partial rotary: 64 of the head dim (64 of 192 as MiMo, 64 of 256 as Qwen3-Next)
+    "partial": dict(style="neox", rotary_dim=64, theta=1e7),
+    # DeepSeek MLA: gptj over the last 64 dims, YaRN with mscale_all_dim
+    "mla": dict(style="gptj", rotary_dim=64, offset="end", theta=1e4,
+                scaling=dict(kind="yarn", factor=40.0, original_max_position=4096,
+                             beta_fast=32.0, beta_slow=1.0, mscale=1.0,
+                             mscale_all_dim=1.0)),
+    "llama3": dict(style="neox", rotary_dim="full", theta=5e5,
+                   scaling=dict(kind="llama3", factor=8.0, original_max_position=8192,
+                                low_freq_factor=1.0, high_freq_factor=4.0)),
+    # gpt-oss style YaRN: attention factor 0.1 ln 32 + 1, no truncation
+    "yarn": dict(style="neox", rotary_dim="full", theta=150000.0,
+                 scaling=dict(kind="yarn", factor=32.0, original_max_position=4096,
+                              beta_fast=32.0, beta_slow=1.0, truncate=False)),
+    "linear": dict(style="gptj", rotary_dim="full", theta=1e4,
+                   scaling=dict(kind="linear", factor=4.0)),
+}
+
+NORM_EPS = 1e-6
+MAX_POSITION = 131072
+
+
+def compile_key(spec: dict, **options):
+    """A hashable key for (spec, compile options)."""
+    return (json.dumps(spec, sort_keys=True),
+            tuple(sorted((k, v) for k, v in options.items() if v is not None)))
+
+
+def layer_spec(*, dqk, dv, hq, hkv, gate="none", norm="none", rope="none",
+               sliding_window=0, sinks=False, softmax_scale=None,
+               logit_softcap=0.0, value_scale=1.0, dtype="bf16") -> dict:
+    """An attnc spec with one layer kind named LAYER."""
+    kind = {"name": LAYER, "layers": [0], "num_q_heads": hq, "num_kv_heads": hkv,
+            "qk_head_dim": dqk, "v_head_dim": dv, "gate": gate, "qk_norm": norm,
+            "norm_eps": NORM_EPS, "sliding_window": sliding_window, "sinks": sinks,
+            "logit_softcap": logit_softcap, "value_scale": value_scale}
+    rope_params = rope_parameters(rope, dqk)
+    if rope_params is None:
+        kind["rope"] = {"style": "none"}
+    else:
+        style, rotary_dim, offset, theta, scaling = rope_params
+        kind["rope"] = {"style": style, "rotary_dim": rotary_dim,
+                        "rotary_offset": offset, "theta": theta}
+        if scaling:
+            kind["rope"]["scaling"] = dict(scaling)
+    if softmax_scale is not None:
+        kind["softmax_scale"] = softmax_scale
+    return {"attnc_spec": 1, "model_type": "attnc_gpu_test", "dtype": dtype,
+            "num_layers": 1, "max_position_embeddings": MAX_POSITION,
+            "layer_kinds": [kind]}
+
+
+def rope_parameters(name: str, dqk: int) -> Optional[Tuple[str, int, int, float, Optional[Dict]]]:
+    """(style, rotary_dim, rotary_offset, theta, scaling) of a preset."""
+    preset = ROPE[name]
+    if preset is None:
+        return None
+    rotary_dim = dqk if preset["rotary_dim"] == "full" else preset["rotary_dim"]
+    offset = dqk - rotary_dim if preset.get("offset") == "end" else 0
+    return preset["style"], rotary_dim, offset, preset["theta"], preset.get("scaling")
+
+
+def rope_valid(name: str, dqk: int) -> bool:
+    preset = ROPE[name]
+    if preset is None or preset["rotary_dim"] == "full":
+        return True
+    return preset["rotary_dim"] < dqk
+
+
+# ---- preprocess ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PreprocessCase:
+    dims: Tuple[int, int]
+    heads: Tuple[int, int]
+    norm: str          # none | rms | gemma
+    rope: str          # a ROPE preset
+    gate: str          # none | qkvg | interleaved
+    dtype: str         # bf16 | fp16 (activations)
+    cache: str         # same | fp8
+    tokens: int
+    block_size: int
+    padding: Optional[bool] = None  # None: some padding slots when tokens > 1
+
+    @property
+    def kv_dtype(self) -> Optional[str]:
+        return "fp8" if self.cache == "fp8" else None
+
+    @property
+    def cache_dtype(self) -> str:
+        return "fp8" if self.cache == "fp8" else self.dtype
+
+    def spec(self) -> dict:
+        (dqk, dv), (hq, hkv) = self.dims, self.heads
+        return layer_spec(dqk=dqk, dv=dv, hq=hq, hkv=hkv, gate=self.gate,
+                          norm=self.norm, rope=self.rope, dtype=self.dtype)
+
+    @property
+    def compile_key(self):
+        return compile_key(self.spec(), dtype=self.dtype, kv_dtype=self.kv_dtype,
+                           block_size=self.block_size)
+
+    def id(self) -> str:
+        (dqk, dv), (hq, hkv) = self.dims, self.heads
+        pad = "" if self.padding is None else ("-allpad" if self.padding else "-nopad")
+        return (f"d{dqk}x{dv}-h{hq}x{hkv}-{self.norm}-{self.rope}-g{self.gate}-"
+                f"{self.dtype}-kv{self.cache_dtype}-t{self.tokens}-b{self.block_size}{pad}")
+
+
+PREPROCESS_FACTORS = {
+    "dims": DIMS,
+    "rope": list(ROPE),
+    "heads": HEADS,
+    "norm": ["none", "rms", "gemma"],
+    "gate": ["none", "qkvg", "interleaved"],
+    "tokens": [1, 7, 300, 4096],
+    "dtype": ["bf16", "fp16"],
+    "cache": ["same", "fp8"],
+    "block_size": [16, 64],
+}
+
+
+def _preprocess_valid(assignment) -> bool:
+    if "dims" in assignment and "rope" in assignment:
+        return rope_valid(assignment["rope"], assignment["dims"][0])
+    return True
+
+
+def preprocess_cases():
+    cases = [PreprocessCase(**a) for a in pairwise(PREPROCESS_FACTORS, _preprocess_valid)]
+    # Shapes of real models, and the edges the matrix may not reach.
+    cases += [
+        # Qwen3-Next full attention: gemma norm, 64 of 256 rotary, interleaved gate
+        PreprocessCase((256, 256), (16, 2), "gemma", "partial", "interleaved", "bf16",
+                       "same", 4096, 16),
+        # DeepSeek-V3 MLA prefill (192/128, decompressed heads) with an fp8 cache
+        PreprocessCase((192, 128), (64, 4), "none", "mla", "none", "bf16", "fp8",
+                       4096, 64),
+        # only padding: nothing may be written
+        PreprocessCase((128, 128), (32, 4), "rms", "neox", "none", "bf16", "same",
+                       7, 16, padding=True),
+        PreprocessCase((2, 3), (8, 1), "gemma", "gptj", "qkvg", "fp16", "fp8", 1, 16,
+                       padding=True),
+        # no padding at all
+        PreprocessCase((96, 64), (16, 2), "rms", "llama3", "qkvg", "fp16", "same",
+                       300, 64, padding=False),
+    ]
+    return cases
+
+
+# ---- attention --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AttentionCase:
+    dims: Tuple[int, int]
+    heads: Tuple[int, int]
+    dtype: str
+    cache: str           # same | fp8
+    block_size: int
+    window: int          # 0: none
+    sinks: bool
+    gate: bool
+    batch: str           # decode | prefill | mixed
+    extra: str = "none"  # none | softcap | value_scale | scale
+
+    @property
+    def kv_dtype(self) -> Optional[str]:
+        return "fp8" if self.cache == "fp8" else None
+
+    @property
+    def cache_dtype(self) -> str:
+        return "fp8" if self.cache == "fp8" else self.dtype
+
+    @property
+    def softmax_scale(self) -> float:
+        return 0.3 if self.extra == "scale" else self.dims[0] ** -0.5
+
+    @property
+    def logit_softcap(self) -> float:
+        return 2.0 if self.extra == "softcap" else 0.0
+
+    @property
+    def value_scale(self) -> float:
+        return 0.5 if self.extra == "value_scale" else 1.0
+
+    def spec(self) -> dict:
+        (dqk, dv), (hq, hkv) = self.dims, self.heads
+        return layer_spec(dqk=dqk, dv=dv, hq=hq, hkv=hkv,
+                          gate="qkvg" if self.gate else "none",
+                          sliding_window=self.window, sinks=self.sinks,
+                          softmax_scale=0.3 if self.extra == "scale" else None,
+                          logit_softcap=self.logit_softcap,
+                          value_scale=self.value_scale, dtype=self.dtype)
+
+    @property
+    def compile_key(self):
+        return compile_key(self.spec(), dtype=self.dtype, kv_dtype=self.kv_dtype,
+                           block_size=self.block_size)
+
+    def id(self) -> str:
+        (dqk, dv), (hq, hkv) = self.dims, self.heads
+        parts = [f"d{dqk}x{dv}", f"h{hq}x{hkv}", self.dtype, f"kv{self.cache_dtype}",
+                 f"b{self.block_size}", self.batch]
+        if self.window:
+            parts.append(f"w{self.window}")
+        if self.sinks:
+            parts.append("sinks")
+        if self.gate:
+            parts.append("gate")
+        if self.extra != "none":
+            parts.append(self.extra)
+        return "-".join(parts)
+
+
+ATTENTION_FACTORS = {
+    "dims": DIMS,
+    "heads": HEADS,
+    "batch": ["decode", "prefill", "mixed"],
+    "extra": ["none", "softcap", "value_scale", "scale"],
+    "dtype": ["bf16", "fp16"],
+    "cache": ["same", "fp8"],
+    "block_size": [16, 64],
+    "window": [0, 128],
+    "sinks": [False, True],
+    "gate": [False, True],
+}
+
+#: (q_len, kv_len) of each sequence of a batch kind; contexts 1..2048.
+BATCHES = {
+    "decode": [(1, 1), (1, 17), (1, 300), (1, 1000), (1, 2048), (1, 64)],
+    "prefill": [(1, 1), (33, 33), (700, 700), (2048, 2048)],
+    # decode rows, chunked-prefill appends and fresh prefills in one batch
+    "mixed": [(1, 2048), (64, 1500), (1, 1), (200, 200), (1, 16), (5, 5),
+              (17, 130), (1, 129)],
+}
+
+
+def attention_cases():
+    cases = [AttentionCase(**a) for a in pairwise(ATTENTION_FACTORS, lambda a: True)]
+    cases += [
+        # gpt-oss: sinks, window 128, 64/4 heads of 64
+        AttentionCase((64, 64), (64, 4), "bf16", "same", 16, 128, True, False, "mixed"),
+        # MiMo-V2-Flash-like 192/128 with an fp8 cache and sinks
+        AttentionCase((192, 128), (64, 4), "bf16", "fp8", 64, 128, True, False, "mixed"),
+        # windows of 1 (only the diagonal) and 5
+        AttentionCase((128, 128), (8, 1), "bf16", "same", 16, 1, False, False, "mixed"),
+        AttentionCase((2, 3), (16, 2), "fp16", "fp8", 16, 5, True, True, "prefill"),
+    ]
+    return cases

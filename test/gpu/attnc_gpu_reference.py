@@ -1,0 +1,378 @@
+"""References for the GPU correctness suite, written from the kernels'
+contract (python/README.md, "Kernel contract"), not from the package.
+
+* Rotary tables are computed in numpy float64 following Hugging Face's rope
+  initialisation (transformers/modeling_rope_utils.py), angles in float64.
+* Preprocess and attention references run in PyTorch float32 (TF32 off) on
+  the GPU, from the same bf16/fp16/fp8 inputs the kernels see.
+* Comparisons fail on any NaN/Inf, then check a relative L2 bound and an
+  elementwise rtol/atol bound per dtype.
+
+Nothing here imports attnc. torch is imported lazily so that the suite
+collects (and skips) on machines without it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+try:
+    import numpy as np
+except ImportError:  # collected on machines without numpy, never run there
+    np = None
+try:
+    import torch
+except ImportError:  # collected on CPU-only machines, never run there
+    torch = None
+
+
+# ---- dtypes and tolerances ---------------------------------------------------
+
+def torch_dtype(name: str):
+    return {"bf16": torch.bfloat16, "fp16": torch.float16,
+            "fp8": torch.float8_e4m3fn}[name]
+
+
+#: Per output dtype: the relative L2 bound, and the elementwise bound
+#: |out - ref| <= rtol * |ref| + atol_rms * rms(ref). bf16 keeps 8 significant
+#: bits (half an ulp is 2^-9 relative), fp16 11 (2^-11); the float32 math
+#: before the final rounding differs from the reference by ~1e-6 relative.
+TOLERANCE = {
+    "bf16": dict(rel_l2=1e-2, rtol=2.0 ** -7, atol_rms=2.0 ** -8),
+    "fp16": dict(rel_l2=3e-3, rtol=2.0 ** -9, atol_rms=2.0 ** -10),
+}
+
+#: fp8 e4m3 keeps 4 significant bits: rounding to nearest is off by at most
+#: 2^-4 relative for normal numbers, and by half the smallest subnormal
+#: step (2^-10) below 2^-6. A value near a rounding boundary may round the
+#: other way when the float32 math differs slightly (the 1e-3 slack).
+FP8_RTOL = 2.0 ** -4 * (1 + 1e-3)
+FP8_ATOL = 2.0 ** -10 * (1 + 1e-3)
+FP8_MAX = 448.0
+FP8_REL_L2 = 6e-2
+
+
+def assert_finite(name: str, tensor) -> None:
+    bad = ~torch.isfinite(tensor.float())
+    if bool(bad.any()):
+        index = tuple(int(i) for i in bad.nonzero()[0])
+        raise AssertionError(f"{name}: {int(bad.sum())} non-finite values "
+                             f"(first at {index}: {tensor[index]})")
+
+
+def assert_close(name: str, actual, expected, dtype: str, *,
+                 rel_l2: Optional[float] = None) -> None:
+    """actual (kernel output, any float dtype) against expected (float32):
+    no NaN/Inf, relative L2 and elementwise bounds of `dtype`."""
+    assert actual.shape == expected.shape, (name, actual.shape, expected.shape)
+    assert_finite(name, actual)
+    assert_finite(f"{name} (reference)", expected)
+    tol = TOLERANCE[dtype]
+    a = actual.float()
+    e = expected.float()
+    if e.numel() == 0:
+        return
+    diff = (a - e).abs()
+    norm = float(e.norm())
+    rel = float(diff.norm()) / norm if norm > 0 else float(diff.norm())
+    bound = rel_l2 if rel_l2 is not None else tol["rel_l2"]
+    assert rel < bound, f"{name}: relative L2 error {rel:.3e} >= {bound:.1e}"
+    rms = float(e.pow(2).mean().sqrt())
+    allowed = tol["rtol"] * e.abs() + tol["atol_rms"] * rms
+    over = diff > allowed
+    if bool(over.any()):
+        index = tuple(int(i) for i in over.nonzero()[0])
+        raise AssertionError(
+            f"{name}: {int(over.sum())} of {e.numel()} elements exceed "
+            f"rtol={tol['rtol']:.2e} atol={tol['atol_rms'] * rms:.2e}; first at "
+            f"{index}: got {float(a[index])}, expected {float(e[index])} "
+            f"(relative L2 {rel:.2e})")
+
+
+def assert_fp8_close(name: str, stored, expected_unscaled) -> None:
+    """An fp8 e4m3 tensor (as stored, i.e. x / scale) against the float32
+    reference of x / scale, before saturation and rounding."""
+    assert stored.shape == expected_unscaled.shape
+    assert_finite(name, stored)
+    got = stored.float()
+    want = expected_unscaled.float().clamp(-FP8_MAX, FP8_MAX)
+    diff = (got - want).abs()
+    over = diff > FP8_RTOL * want.abs() + FP8_ATOL
+    if bool(over.any()):
+        index = tuple(int(i) for i in over.nonzero()[0])
+        raise AssertionError(
+            f"{name}: {int(over.sum())} of {want.numel()} fp8 values are more than "
+            f"half an e4m3 step off; first at {index}: got {float(got[index])}, "
+            f"expected {float(want[index])} (before rounding)")
+    norm = float(want.norm())
+    if norm > 0:
+        rel = float(diff.norm()) / norm
+        assert rel < FP8_REL_L2, f"{name}: relative L2 error {rel:.3e}"
+
+
+def fp8_quantize(x, scale: float):
+    """x / scale saturated to +-448 and rounded to e4m3 (the cache's rule)."""
+    return (x.float() / scale).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+
+
+# ---- the fused QKV(G) layout ------------------------------------------------------
+
+def fused_columns(hq: int, hkv: int, dqk: int, dv: int, gate: str):
+    """Column indices of q, k, v and the gate in one fused row, each shaped
+    [heads, head_dim] (gate None without one), and the fused width.
+
+    "qkvg": [q | k | v | g]; "interleaved": [q0 g0 q1 g1 ... | k | v];
+    "none": [q | k | v]."""
+    def block(offset, heads, size, stride):
+        return (offset + np.arange(heads)[:, None] * stride
+                + np.arange(size)[None, :])
+
+    if gate == "interleaved":
+        q = block(0, hq, dqk, dqk + dv)
+        g = block(dqk, hq, dv, dqk + dv)
+        k_offset = hq * (dqk + dv)
+    else:
+        q = block(0, hq, dqk, dqk)
+        g = None
+        k_offset = hq * dqk
+    k = block(k_offset, hkv, dqk, dqk)
+    v_offset = k_offset + hkv * dqk
+    v = block(v_offset, hkv, dv, dv)
+    width = v_offset + hkv * dv
+    if gate == "qkvg":
+        g = block(width, hq, dv, dv)
+        width += hq * dv
+    return q, k, v, g, width
+
+
+# ---- rotary tables (numpy float64, Hugging Face's rules) ---------------------------
+
+DEFAULT_SCALING = dict(kind="none", factor=1.0, original_max_position=0,
+                       low_freq_factor=1.0, high_freq_factor=4.0, beta_fast=32.0,
+                       beta_slow=1.0, mscale=1.0, mscale_all_dim=0.0, truncate=True)
+
+
+def _yarn_get_mscale(scale: float, mscale: float = 1.0) -> float:
+    if scale <= 1.0:
+        return 1.0
+    return 0.1 * mscale * math.log(scale) + 1.0
+
+
+def rope_inv_freq(rotary_dim: int, theta: float,
+                  scaling: Optional[Dict] = None) -> Tuple[np.ndarray, float]:
+    """(inv_freq [rotary_dim / 2] float64, attention factor) as Hugging Face
+    computes them (default, linear, llama3 and yarn rope types), in float64.
+    The attention factor (yarn's mscale) multiplies cos and sin."""
+    s = dict(DEFAULT_SCALING, **(scaling or {}))
+    inv_freq = 1.0 / theta ** (np.arange(0, rotary_dim, 2, dtype=np.float64) / rotary_dim)
+    kind, factor = s["kind"], float(s["factor"])
+    if kind == "none":
+        return inv_freq, 1.0
+    if kind == "linear":
+        return inv_freq / factor, 1.0
+    if kind == "llama3":
+        old_context = float(s["original_max_position"])
+        low, high = float(s["low_freq_factor"]), float(s["high_freq_factor"])
+        low_wavelen, high_wavelen = old_context / low, old_context / high
+        wavelen = 2 * math.pi / inv_freq
+        scaled = np.where(wavelen > low_wavelen, inv_freq / factor, inv_freq)
+        smooth = (old_context / wavelen - low) / (high - low)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = ~(wavelen < high_wavelen) & ~(wavelen > low_wavelen)
+        return np.where(medium, smoothed, scaled), 1.0
+    if kind == "yarn":
+        original = float(s["original_max_position"])
+        mscale, mscale_all_dim = float(s["mscale"]), float(s["mscale_all_dim"])
+        if mscale and mscale_all_dim:
+            attention_factor = (_yarn_get_mscale(factor, mscale)
+                                / _yarn_get_mscale(factor, mscale_all_dim))
+        else:
+            attention_factor = _yarn_get_mscale(factor)
+
+        def correction_dim(rotations):
+            return (rotary_dim * math.log(original / (rotations * 2 * math.pi))
+                    / (2 * math.log(theta)))
+
+        low = correction_dim(float(s["beta_fast"]))
+        high = correction_dim(float(s["beta_slow"]))
+        if s["truncate"]:
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, rotary_dim - 1)
+        if low == high:
+            high += 0.001
+        ramp = np.clip((np.arange(rotary_dim // 2, dtype=np.float64) - low) / (high - low),
+                       0.0, 1.0)
+        extrapolation = 1.0 - ramp
+        interpolated = inv_freq / factor
+        return interpolated * (1 - extrapolation) + inv_freq * extrapolation, attention_factor
+    raise ValueError(f"unsupported rope scaling kind {kind!r}")
+
+
+def rope_cos_sin(positions, rotary_dim: int, theta: float,
+                 scaling: Optional[Dict] = None, device="cuda"):
+    """cos and sin [tokens, rotary_dim / 2] as float32 torch tensors; angles
+    position * inv_freq in float64, times the attention factor."""
+    inv_freq, factor = rope_inv_freq(rotary_dim, theta, scaling)
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * inv_freq[None, :]
+    cos = torch.from_numpy(np.cos(angles) * factor).float().to(device)
+    sin = torch.from_numpy(np.sin(angles) * factor).float().to(device)
+    return cos, sin
+
+
+# ---- preprocess reference --------------------------------------------------------
+
+@dataclass
+class PreprocessReference:
+    q: "torch.Tensor"      # [T, Hq, Dqk] float32, after norm and rope
+    k: "torch.Tensor"      # [T, Hkv, Dqk] float32, after norm and rope
+    v: "torch.Tensor"      # [T, Hkv, Dv] float32
+    gate: Optional["torch.Tensor"]  # [T, Hq, Dv] float32 (a copy)
+    q_raw: "torch.Tensor"  # the q segment as given (for exact checks)
+
+
+def rms_norm(x, weight, eps: float, style: str):
+    """Per head over the last dim, in float32: x * rsqrt(mean(x^2) + eps) * w
+    (rms) or * (1 + w) (gemma)."""
+    w = weight.float()
+    if style == "gemma":
+        w = 1.0 + w
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+
+
+def apply_rope(x, cos, sin, style: str, rotary_offset: int, rotary_dim: int):
+    """Rotates dims [rotary_offset, rotary_offset + rotary_dim) of each head:
+    neox pairs (j, j + rotary_dim/2), gptj pairs (2i, 2i+1). x: [T, H, D]."""
+    out = x.clone()
+    c, s = cos[:, None, :], sin[:, None, :]
+    part = x[..., rotary_offset:rotary_offset + rotary_dim]
+    if style == "neox":
+        half = rotary_dim // 2
+        x1, x2 = part[..., :half], part[..., half:]
+        rotated = torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1)
+    elif style == "gptj":
+        even, odd = part[..., 0::2], part[..., 1::2]
+        rotated = torch.stack([even * c - odd * s, odd * c + even * s], dim=-1).flatten(-2)
+    else:
+        raise ValueError(style)
+    out[..., rotary_offset:rotary_offset + rotary_dim] = rotated
+    return out
+
+
+def preprocess_reference(qkv, *, hq, hkv, dqk, dv, gate, norm, norm_eps,
+                         q_norm_weight, k_norm_weight, rope, rotary_dim,
+                         rotary_offset, theta, scaling, positions) -> PreprocessReference:
+    """The fused preprocess in float32: split, [norm], [rope]."""
+    q_cols, k_cols, v_cols, g_cols, width = fused_columns(hq, hkv, dqk, dv, gate)
+    assert qkv.shape[1] == width
+    x = qkv.float()
+    index = lambda cols: torch.from_numpy(cols).to(qkv.device)  # noqa: E731
+    q = x[:, index(q_cols)]
+    k = x[:, index(k_cols)]
+    v = x[:, index(v_cols)]
+    g = x[:, index(g_cols)] if g_cols is not None else None
+    q_raw = qkv[:, index(q_cols)]
+    if norm != "none":
+        q = rms_norm(q, q_norm_weight, norm_eps, norm)
+        k = rms_norm(k, k_norm_weight, norm_eps, norm)
+    if rope != "none":
+        cos, sin = rope_cos_sin(positions.cpu().numpy(), rotary_dim, theta, scaling,
+                                device=qkv.device)
+        q = apply_rope(q, cos, sin, rope, rotary_offset, rotary_dim)
+        k = apply_rope(k, cos, sin, rope, rotary_offset, rotary_dim)
+    return PreprocessReference(q=q, k=k, v=v, gate=g, q_raw=q_raw)
+
+
+# ---- attention reference --------------------------------------------------------
+
+def attention_reference(queries: Sequence, keys: Sequence, values: Sequence, *,
+                        softmax_scale: float, sliding_window: int = 0,
+                        sinks=None, logit_softcap: float = 0.0,
+                        value_scale: float = 1.0, gate=None):
+    """Causal varlen attention in float32.
+
+    queries[s]: [q_len, Hq, Dqk]; keys[s]: [kv_len, Hkv, Dqk]; values[s]:
+    [kv_len, Hkv, Dv] (dequantised). Row i of sequence s sits at key position
+    kv_len - q_len + i and sees keys j <= that position (and j > position -
+    window when a window is set); query head h uses KV head h // (Hq / Hkv).
+    Sinks add one logit per head to the denominator only; value_scale
+    multiplies the output; the gate epilogue multiplies by sigmoid(gate).
+    Returns [sum q_len, Hq, Dv]."""
+    outputs = []
+    for q, k, v in zip(queries, keys, values):
+        q_len, hq, _ = q.shape
+        kv_len, hkv, _ = k.shape
+        group = hq // hkv
+        kh = k.float().repeat_interleave(group, dim=1)   # [kv, Hq, Dqk]
+        vh = v.float().repeat_interleave(group, dim=1)   # [kv, Hq, Dv]
+        scores = torch.einsum("qhd,khd->hqk", q.float(), kh) * softmax_scale
+        if logit_softcap > 0:
+            scores = logit_softcap * torch.tanh(scores / logit_softcap)
+        position = kv_len - q_len + torch.arange(q_len, device=q.device)
+        key = torch.arange(kv_len, device=q.device)
+        allowed = key[None, :] <= position[:, None]
+        if sliding_window > 0:
+            allowed &= key[None, :] > position[:, None] - sliding_window
+        scores = scores.masked_fill(~allowed[None], float("-inf"))
+        row_max = scores.max(dim=-1, keepdim=True).values      # [Hq, q, 1]
+        if sinks is not None:
+            sink = sinks.float()[:, None, None]
+            row_max = torch.maximum(row_max, sink)
+        row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
+        p = torch.exp(scores - row_max)
+        denominator = p.sum(dim=-1, keepdim=True)
+        if sinks is not None:
+            denominator = denominator + torch.exp(sink - row_max)
+        out = torch.einsum("hqk,khd->qhd", p, vh) / denominator.permute(1, 0, 2)
+        outputs.append(out)
+    out = torch.cat(outputs, dim=0) * value_scale
+    if gate is not None:
+        out = out * torch.sigmoid(gate.float())
+    return out
+
+
+# ---- pairwise case generation ----------------------------------------------------
+
+def pairwise(factors: Dict[str, List], valid) -> List[Dict]:
+    """A small covering array: every pair of values of two factors that
+    `valid` accepts appears in at least one case (greedy, deterministic).
+    valid(partial_assignment) -> bool must accept partial dicts."""
+    names = list(factors)
+    uncovered = set()
+    for a, b in itertools.combinations(range(len(names)), 2):
+        for i, j in itertools.product(range(len(factors[names[a]])),
+                                      range(len(factors[names[b]]))):
+            if valid({names[a]: factors[names[a]][i], names[b]: factors[names[b]][j]}):
+                uncovered.add((a, i, b, j))
+
+    def covered_by(case_indices):
+        pairs = set()
+        items = sorted(case_indices.items())
+        for (a, i), (b, j) in itertools.combinations(items, 2):
+            pairs.add((a, i, b, j))
+        return pairs
+
+    cases = []
+    while uncovered:
+        a, i, b, j = min(uncovered)
+        chosen = {a: i, b: j}
+        for f in range(len(names)):
+            if f in chosen:
+                continue
+            best, best_gain = None, -1
+            for v in range(len(factors[names[f]])):
+                trial = {**chosen, f: v}
+                assignment = {names[k]: factors[names[k]][x] for k, x in trial.items()}
+                if not valid(assignment):
+                    continue
+                gain = len(covered_by(trial) & uncovered)
+                if gain > best_gain:
+                    best, best_gain = v, gain
+            if best is None:
+                raise ValueError(f"no valid value of {names[f]} for {chosen}")
+            chosen[f] = best
+        uncovered -= covered_by(chosen)
+        cases.append({names[k]: factors[names[k]][x] for k, x in sorted(chosen.items())})
+    return cases
