@@ -16,6 +16,9 @@ pinned=(
 )
 unpinned=(libzstd-dev ninja-build cmake g++ libgtest-dev nlohmann-json3-dev python3)
 
+SUDO=
+[[ $(id -u) -eq 0 ]] || SUDO=sudo
+
 missing=()
 for spec in "${pinned[@]}"; do
   name=${spec%%=*}
@@ -30,14 +33,21 @@ done
 
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}" >&2
-  if [[ $(id -u) -ne 0 ]]; then
-    SUDO=sudo
-  else
-    SUDO=
-  fi
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# pytest for the Python package's tests, for whichever python3 is first on
+# PATH: pip where it may install (a pyenv or venv Python), else Debian's
+# package for the system Python (which refuses pip installs, PEP 668).
+if ! python3 -c 'import pytest' >/dev/null 2>&1; then
+  echo "setup: installing pytest" >&2
+  if ! python3 -m pip install -q pytest >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    ${SUDO:-} apt-get install -y -qq --no-install-recommends python3-pytest >/dev/null
+  fi
+  python3 -c 'import pytest' || { echo "setup: error: pytest could not be installed for $(command -v python3)" >&2; exit 1; }
 fi
 
 # The CUDA 13 toolkit (NVRTC and headers) is expected on the machine, not

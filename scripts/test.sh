@@ -40,7 +40,21 @@ passed=$((passed + g_passed))
 failed=$((failed + g_failed))
 echo "gtest: $g_passed passed, $g_failed failed"
 
-rm -f "$lit_log" "$gtest_log"
+echo "== pytest suite (python/tests; test/gpu skips without a GPU)"
+py_log=$(mktemp)
+(cd "$root" && PYTHONPATH="$root/python" ATTNC_LIBRARY="$build/lib/libattnc.so" \
+  python3 -m pytest -q -rs python/tests test/gpu 2>&1) | tee "$py_log"
+py_status=${PIPESTATUS[0]}
+# pytest's closing line: "N passed, M skipped in ..." (and "K failed" when any).
+py_passed=$(tail -1 "$py_log" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
+py_failed=$(tail -1 "$py_log" | grep -oE '[0-9]+ (failed|error|errors)' | grep -oE '[0-9]+' | paste -sd+ | awk '{s=0; n=split($0,a,"+"); for(i=1;i<=n;i++) s+=a[i]; print s}')
+py_skipped=$(tail -1 "$py_log" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+')
+[[ $py_status -eq 0 ]] || status=1
+passed=$((passed + ${py_passed:-0}))
+failed=$((failed + ${py_failed:-0}))
+echo "pytest: ${py_passed:-0} passed, ${py_failed:-0} failed, ${py_skipped:-0} skipped (GPU tests: skipped: no GPU unless one is present)"
+
+rm -f "$lit_log" "$gtest_log" "$py_log"
 if [[ $status -ne 0 && $failed -eq 0 ]]; then
   failed=1 # a runner failed without a countable test failure (crash, build)
 fi

@@ -338,8 +338,7 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
   __syncthreads();
 )";
   if (fp8)
-    os << "  const float inv_k_scale = 1.0f / *k_scale;\n"
-       << "  const float inv_v_scale = 1.0f / *v_scale;\n";
+    os << "  const float k_scale_value = *k_scale, v_scale_value = *v_scale;\n";
   os << R"(  // Every thread runs every iteration (warp-synchronous steps inside).
   // Each batch issues all its loads before using any, so that several
   // 16-byte loads per thread are in flight.
@@ -458,11 +457,12 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
                      (slot * kNumKvHeads + head) * (long long)dim;
 )";
   if (fp8)
-    os << R"(      const float inv_scale = kind == 1 ? inv_k_scale : inv_v_scale;
+    os << R"(      // The cache stores x / scale (a true division, as the reference does).
+      const float scale = kind == 1 ? k_scale_value : v_scale_value;
 #pragma unroll
       for (int c = 0; c < kChunks; ++c)
 #pragma unroll
-        for (int i = 0; i < kVectorWidth; ++i) x[c][i] *= inv_scale;
+        for (int i = 0; i < kVectorWidth; ++i) x[c][i] = __fdiv_rn(x[c][i], scale);
 )";
   os << R"(      attnc::store_head<cache_t, kChunks, kThreadsPerHead, kVectorWidth>(dst, lane, dim, x);
     }
@@ -627,6 +627,8 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
      << R"(  const int token = blockIdx.x;
   const int kv_head = blockIdx.y;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (num_seqs <= 0) return; // malformed batch: nothing owns this row
+
   // The sequence owning this query row: last seq with query_start_loc <= token.
   int lo = 0, hi = num_seqs - 1;
   while (lo < hi) {
@@ -746,7 +748,9 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
 )";
   if (sinks)
     os << "      l_all += exp2f(sink - m_all);\n";
-  os << "      result = l_all > 0.0f ? acc_all / l_all : 0.0f;\n    }\n";
+  // The largest logit contributes exp2(0) = 1, so l_all >= 1 here; a NaN
+  // anywhere in the row stays NaN instead of turning into zeros.
+  os << "      result = acc_all / l_all;\n    }\n";
   if (valueScale != 1.0)
     os << "    result *= kValueScale;\n";
   os << "    const long long out = ((long long)token * kNumQHeads + q_head) * "

@@ -211,7 +211,7 @@ buildModelModule(MLIRContext &context, const ModelConfig &config,
   context.loadDialect<attn::AttnDialect, func::FuncDialect>();
   std::string dtype = options.dtype.empty() ? config.dtype : options.dtype;
   Expected<Type> activation = activationType(
-      context, dtype, options.dtype.empty() ? "dtype" : "--dtype");
+      context, dtype, "dtype");
   if (!activation)
     return activation.error();
   Type cacheElement = *activation;
@@ -229,10 +229,10 @@ buildModelModule(MLIRContext &context, const ModelConfig &config,
     break;
   }
   if (cacheElement != *activation && !isa<Float8E4M3FNType>(cacheElement))
-    return Error{"--kv-dtype", "a bf16/fp16 cache must match the activation "
-                               "dtype (" + dtype + ")"};
+    return Error{"kv_dtype", "a bf16/fp16 cache must match the activation "
+                             "dtype (" + dtype + ")"};
   if (options.block_size < 1)
-    return Error{"--block-size",
+    return Error{"block_size",
                  "must be >= 1, got " + std::to_string(options.block_size)};
 
   OpBuilder builder(&context);

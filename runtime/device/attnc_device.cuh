@@ -32,11 +32,14 @@ template <>
 __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
 }
-// Saturating conversion: values beyond e4m3's range (+-448) clamp instead of
-// becoming NaN, as engines' fp8 caches do.
+// Saturating conversion (__NV_SATFINITE): finite values beyond e4m3's range
+// (+-448) clamp instead of becoming NaN, as engines' fp8 caches do, while a
+// NaN stays NaN.
 template <>
 __device__ __forceinline__ __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float x) {
-  return __nv_fp8_e4m3(fminf(fmaxf(x, -448.0f), 448.0f));
+  __nv_fp8_e4m3 out;
+  out.__x = __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+  return out;
 }
 
 // ---- vector access ----------------------------------------------------------

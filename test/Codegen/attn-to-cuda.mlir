@@ -69,7 +69,8 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // CHECK: // rotary embedding, gptj (interleaved pairs)
 // CHECK: { // RMSNorm over the head dim, Gemma style x * (1 + w)
 // CHECK: x[c][i] *= inv_rms * (1.0f + w[i]);
-// CHECK: const float inv_scale = kind == 1 ? inv_k_scale : inv_v_scale;
+// CHECK: const float scale = kind == 1 ? k_scale_value : v_scale_value;
+// CHECK: x[c][i] = __fdiv_rn(x[c][i], scale);
 // CHECK-LABEL: // ===== kernel big__attention (attention) =====
 // CHECK: constexpr int kGroupSize = 8;
 // CHECK: constexpr int kSlidingWindow = 128;

@@ -325,6 +325,9 @@ std::optional<std::string> layerOptions(const Args &args,
     return e;
   if (auto e = intOption(args, "--block-size", options.block_size))
     return e;
+  if (options.block_size < 1)
+    return "--block-size: must be >= 1, got " +
+           std::to_string(options.block_size);
   if (args.values.count("--rank") && !args.values.count("--tp"))
     return std::string("--rank: needs --tp");
   if (auto it = args.values.find("--dtype"); it != args.values.end()) {
