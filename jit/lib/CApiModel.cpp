@@ -87,14 +87,30 @@ attnc_status_t finish(attnc_context_t context, Result<jit::CompiledModel> model,
 /// The common checks of the three constructors.
 attnc_status_t checkCommon(attnc_context_t context, const void *input,
                            const char *inputName, attnc_model_t *out_model) {
-  if (!out_model)
-    return invalid("out_model", "NULL");
-  *out_model = nullptr;
-  if (!context)
-    return invalid("context", "NULL");
-  if (!input)
-    return invalid(inputName, "NULL");
-  return ATTNC_STATUS_OK;
+  return checkArgs(out_model, "out_model",
+                   {{"context", context}, {inputName, input}});
+}
+
+/// A compiler front end: jit::compileModelJson or jit::compileModelIr.
+using FrontEnd = Result<jit::CompiledModel> (*)(
+    runtime::Context &, std::string_view, const jit::ModelCompileOptions &);
+
+/// attnc_model_compile_config and attnc_model_compile_ir: the same checks
+/// and options around a different front end, reading `input`.
+attnc_status_t compileWith(FrontEnd compile, attnc_context_t context,
+                           const char *input, const char *inputName,
+                           const attnc_model_options_t *options,
+                           attnc_model_t *out_model) {
+  return guarded([&]() -> attnc_status_t {
+    if (attnc_status_t s = checkCommon(context, input, inputName, out_model))
+      return s;
+    Result<jit::ModelCompileOptions> compileOptions =
+        readOptions(context, options);
+    if (!compileOptions)
+      return fail(compileOptions.status());
+    return finish(context, compile(*context->context, input, *compileOptions),
+                  out_model);
+  });
 }
 
 } // namespace
@@ -110,37 +126,16 @@ attnc_status_t attnc_model_compile_config(attnc_context_t context,
                                           const char *config_json,
                                           const attnc_model_options_t *options,
                                           attnc_model_t *out_model) {
-  return guarded([&]() -> attnc_status_t {
-    if (attnc_status_t s =
-            checkCommon(context, config_json, "config_json", out_model))
-      return s;
-    Result<jit::ModelCompileOptions> compileOptions =
-        readOptions(context, options);
-    if (!compileOptions)
-      return fail(compileOptions.status());
-    return finish(context,
-                  jit::compileModelJson(*context->context, config_json,
-                                        *compileOptions),
-                  out_model);
-  });
+  return compileWith(jit::compileModelJson, context, config_json, "config_json",
+                     options, out_model);
 }
 
 attnc_status_t attnc_model_compile_ir(attnc_context_t context,
                                       const char *mlir_text,
                                       const attnc_model_options_t *options,
                                       attnc_model_t *out_model) {
-  return guarded([&]() -> attnc_status_t {
-    if (attnc_status_t s = checkCommon(context, mlir_text, "mlir_text", out_model))
-      return s;
-    Result<jit::ModelCompileOptions> compileOptions =
-        readOptions(context, options);
-    if (!compileOptions)
-      return fail(compileOptions.status());
-    return finish(context,
-                  jit::compileModelIr(*context->context, mlir_text,
-                                      *compileOptions),
-                  out_model);
-  });
+  return compileWith(jit::compileModelIr, context, mlir_text, "mlir_text",
+                     options, out_model);
 }
 
 attnc_status_t attnc_model_load_bundle(attnc_context_t context,
@@ -156,10 +151,9 @@ attnc_status_t attnc_model_load_bundle(attnc_context_t context,
 attnc_status_t attnc_model_write_bundle(attnc_model_t model,
                                         const char *directory) {
   return guarded([&]() -> attnc_status_t {
-    if (!model)
-      return invalid("model", "NULL");
-    if (!directory)
-      return invalid("directory", "NULL");
+    if (attnc_status_t s =
+            checkArgs({{"model", model}, {"directory", directory}}))
+      return s;
     if (Status s = jit::writeModelBundle(model->model, directory); !s.ok())
       return fail(s);
     return ATTNC_STATUS_OK;

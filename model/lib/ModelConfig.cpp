@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Model/ModelConfig.h"
+#include "attnc/Model/JsonSyntax.h"
 
 #include <nlohmann/json.hpp>
 
@@ -458,12 +459,13 @@ bool checkHeadShape(Reader &reader, const HeadShape &shape,
 // JSON text -> DOM
 //===----------------------------------------------------------------------===//
 
-/// A SAX consumer that builds nothing: it finds the first syntax error with
-/// its position (json::parse without exceptions only says "discarded") and
-/// bounds the nesting depth before any recursive code sees the document.
+/// The SAX consumer of checkJsonDocument: builds nothing, stops at the first
+/// syntax error (keeping its position) or at nesting deeper than the limit.
 class SyntaxCheck : public nlohmann::json_sax<json> {
 public:
-  std::optional<std::string> problem;
+  explicit SyntaxCheck(std::size_t max_depth) : max_depth_(max_depth) {}
+
+  std::optional<JsonSyntaxProblem> problem;
 
   bool null() override { return true; }
   bool boolean(bool) override { return true; }
@@ -490,16 +492,16 @@ public:
     }
     if (message.find("line ") == std::string::npos)
       message = "at byte " + std::to_string(position) + ": " + message;
-    // The message quotes the offending input, which may be invalid UTF-8.
-    problem = "not valid JSON: " + printable(message, /*ascii_only=*/true);
+    problem = JsonSyntaxProblem{false, "not valid JSON: " + message};
     return false;
   }
 
 private:
   bool enter() {
-    if (++depth_ > kMaxDepth) {
-      problem = "not supported: JSON nested deeper than " +
-                std::to_string(kMaxDepth) + " levels";
+    if (++depth_ > max_depth_) {
+      problem =
+          JsonSyntaxProblem{true, "JSON nested deeper than " +
+                                      std::to_string(max_depth_) + " levels"};
       return false;
     }
     return true;
@@ -508,22 +510,40 @@ private:
     --depth_;
     return true;
   }
+  std::size_t max_depth_;
   std::size_t depth_ = 0;
 };
 
-Expected<json> parseJson(std::string_view text) {
+} // namespace
+
+std::optional<JsonSyntaxProblem> checkJsonDocument(std::string_view text,
+                                                   std::size_t max_depth) {
   bool blank = std::all_of(text.begin(), text.end(), [](char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
   });
   if (blank)
-    return Error{"<json>", "empty input (expected a JSON object)"};
+    return JsonSyntaxProblem{false, "empty input (expected a JSON object)"};
+  SyntaxCheck check(max_depth);
+  bool parsed = json::sax_parse(text.data(), text.data() + text.size(), &check);
+  if (check.problem)
+    return check.problem;
+  if (!parsed)
+    return JsonSyntaxProblem{false, "not valid JSON"};
+  return std::nullopt;
+}
+
+namespace {
+
+Expected<json> parseJson(std::string_view text) {
+  // A syntax error quotes the input, which may be invalid UTF-8.
+  if (std::optional<JsonSyntaxProblem> problem =
+          checkJsonDocument(text, kMaxDepth))
+    return Error{"<json>",
+                 std::string(problem->too_deep ? "not supported: " : "") +
+                     printable(problem->message, /*ascii_only=*/true)};
 
   const char *begin = text.data();
   const char *end = text.data() + text.size();
-  SyntaxCheck check;
-  if (!json::sax_parse(begin, end, &check) || check.problem)
-    return Error{"<json>", check.problem.value_or("not valid JSON")};
-
   json document = json::parse(begin, end, /*cb=*/nullptr,
                               /*allow_exceptions=*/false);
   if (document.is_discarded()) // cannot happen after the SAX pass; be safe

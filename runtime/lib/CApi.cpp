@@ -34,6 +34,13 @@ attnc_status_t invalid(const std::string &field, const std::string &rule) {
   return fail(Status(StatusCode::InvalidArgument, field, rule));
 }
 
+attnc_status_t checkArgs(std::initializer_list<NamedArg> args) {
+  for (const NamedArg &arg : args)
+    if (!arg.value)
+      return invalid(arg.name, "NULL");
+  return ATTNC_STATUS_OK;
+}
+
 attnc_kernel_set_t wrap(const std::shared_ptr<Context> &context,
                         std::shared_ptr<const KernelSet> set) {
   auto handle = std::make_unique<attnc_kernel_set_s>();
@@ -73,6 +80,16 @@ Result<std::vector<std::string>> strings(const char *const *items, size_t count,
 }
 
 
+/// Hands a compiled or loaded set to the caller through `out_set`.
+attnc_status_t deliver(attnc_context_t context,
+                       Result<std::shared_ptr<const KernelSet>> set,
+                       attnc_kernel_set_t *out_set) {
+  if (!set)
+    return fail(set.status());
+  *out_set = wrap(context->context, std::move(*set));
+  return ATTNC_STATUS_OK;
+}
+
 const KernelBinary *binaryFor(attnc_kernel_set_t set, const char *arch) {
   return arch ? set->set->binaryForArch(arch) : nullptr;
 }
@@ -108,9 +125,8 @@ void attnc_context_options_initialize(attnc_context_options_t *options) {
 attnc_status_t attnc_context_create(const attnc_context_options_t *options,
                                     attnc_context_t *out_context) {
   return guarded([&]() -> attnc_status_t {
-    if (!out_context)
-      return invalid("out_context", "NULL");
-    *out_context = nullptr;
+    if (attnc_status_t s = checkArgs(out_context, "out_context"))
+      return s;
     attnc_context_options_t defaults;
     attnc_context_options_initialize(&defaults);
     const attnc_context_options_t &in = options ? *options : defaults;
@@ -175,15 +191,11 @@ attnc_status_t attnc_kernel_set_compile(attnc_context_t context,
                                         const attnc_compile_options_t *options,
                                         attnc_kernel_set_t *out_set) {
   return guarded([&]() -> attnc_status_t {
-    if (!out_set)
-      return invalid("out_set", "NULL");
-    *out_set = nullptr;
-    if (!context)
-      return invalid("context", "NULL");
-    if (!cuda_source)
-      return invalid("cuda_source", "NULL");
-    if (!abi_json)
-      return invalid("abi_json", "NULL");
+    if (attnc_status_t s = checkArgs(out_set, "out_set",
+                                     {{"context", context},
+                                      {"cuda_source", cuda_source},
+                                      {"abi_json", abi_json}}))
+      return s;
     attnc_compile_options_t defaults;
     attnc_compile_options_initialize(&defaults);
     const attnc_compile_options_t &in = options ? *options : defaults;
@@ -211,11 +223,9 @@ attnc_status_t attnc_kernel_set_compile(attnc_context_t context,
       return fail(archs.status());
     cpp.archs = std::move(*archs);
 
-    auto set = context->context->compile(cuda_source, abi_json, cpp);
-    if (!set)
-      return fail(set.status());
-    *out_set = wrap(context->context, std::move(*set));
-    return ATTNC_STATUS_OK;
+    return deliver(context,
+                   context->context->compile(cuda_source, abi_json, cpp),
+                   out_set);
   });
 }
 
@@ -223,28 +233,19 @@ attnc_status_t attnc_kernel_set_load_bundle(attnc_context_t context,
                                             const char *directory,
                                             attnc_kernel_set_t *out_set) {
   return guarded([&]() -> attnc_status_t {
-    if (!out_set)
-      return invalid("out_set", "NULL");
-    *out_set = nullptr;
-    if (!context)
-      return invalid("context", "NULL");
-    if (!directory)
-      return invalid("directory", "NULL");
-    auto set = context->context->loadBundle(directory);
-    if (!set)
-      return fail(set.status());
-    *out_set = wrap(context->context, std::move(*set));
-    return ATTNC_STATUS_OK;
+    if (attnc_status_t s =
+            checkArgs(out_set, "out_set",
+                      {{"context", context}, {"directory", directory}}))
+      return s;
+    return deliver(context, context->context->loadBundle(directory), out_set);
   });
 }
 
 attnc_status_t attnc_kernel_set_write_bundle(attnc_kernel_set_t set,
                                              const char *directory) {
   return guarded([&]() -> attnc_status_t {
-    if (!set)
-      return invalid("set", "NULL");
-    if (!directory)
-      return invalid("directory", "NULL");
+    if (attnc_status_t s = checkArgs({{"set", set}, {"directory", directory}}))
+      return s;
     if (Status s = set->set->writeBundle(directory); !s)
       return fail(s);
     return ATTNC_STATUS_OK;
@@ -260,11 +261,8 @@ size_t attnc_kernel_set_kernel_count(attnc_kernel_set_t set) {
 attnc_status_t attnc_kernel_set_kernel_at(attnc_kernel_set_t set, size_t index,
                                           attnc_kernel_t *out_kernel) {
   return guarded([&]() -> attnc_status_t {
-    if (!out_kernel)
-      return invalid("out_kernel", "NULL");
-    *out_kernel = nullptr;
-    if (!set)
-      return invalid("set", "NULL");
+    if (attnc_status_t s = checkArgs(out_kernel, "out_kernel", {{"set", set}}))
+      return s;
     if (index >= set->kernels.size())
       return fail(Status(StatusCode::NotFound, "index",
                          std::to_string(index) + " is past the " +
@@ -279,13 +277,9 @@ attnc_status_t attnc_kernel_set_find_kernel(attnc_kernel_set_t set,
                                             const char *name,
                                             attnc_kernel_t *out_kernel) {
   return guarded([&]() -> attnc_status_t {
-    if (!out_kernel)
-      return invalid("out_kernel", "NULL");
-    *out_kernel = nullptr;
-    if (!set)
-      return invalid("set", "NULL");
-    if (!name)
-      return invalid("name", "NULL");
+    if (attnc_status_t s =
+            checkArgs(out_kernel, "out_kernel", {{"set", set}, {"name", name}}))
+      return s;
     for (const auto &kernel : set->kernels)
       if (kernel->abi->name == name) {
         *out_kernel = kernel.get();
@@ -343,11 +337,8 @@ attnc_status_t attnc_kernel_set_cubin(attnc_kernel_set_t set, const char *arch,
 attnc_status_t attnc_kernel_set_ptx(attnc_kernel_set_t set, const char *arch,
                                     const char **out_ptx) {
   return guarded([&]() -> attnc_status_t {
-    if (!out_ptx)
-      return invalid("out_ptx", "NULL");
-    *out_ptx = nullptr;
-    if (!set)
-      return invalid("set", "NULL");
+    if (attnc_status_t s = checkArgs(out_ptx, "out_ptx", {{"set", set}}))
+      return s;
     const KernelBinary *binary = binaryFor(set, arch);
     if (!binary)
       return noSuchArch(set, arch);
@@ -360,11 +351,8 @@ attnc_status_t attnc_kernel_set_build_report(attnc_kernel_set_t set,
                                              size_t arch_index,
                                              attnc_build_report_t *out_report) {
   return guarded([&]() -> attnc_status_t {
-    if (!out_report)
-      return invalid("out_report", "NULL");
-    *out_report = attnc_build_report_t{};
-    if (!set)
-      return invalid("set", "NULL");
+    if (attnc_status_t s = checkArgs(out_report, "out_report", {{"set", set}}))
+      return s;
     const auto &binaries = set->set->binaries();
     if (arch_index >= binaries.size())
       return fail(Status(StatusCode::NotFound, "arch_index",
@@ -403,10 +391,9 @@ attnc_status_t attnc_kernel_set_launch(attnc_kernel_set_t set,
                                        const int64_t *launch_scalars,
                                        size_t num_launch_scalars) {
   return guarded([&]() -> attnc_status_t {
-    if (!set)
-      return invalid("set", "NULL");
-    if (!kernel_name)
-      return invalid("kernel_name", "NULL");
+    if (attnc_status_t s =
+            checkArgs({{"set", set}, {"kernel_name", kernel_name}}))
+      return s;
     Status s =
         set->context->launch(*set->set, kernel_name, stream, args, num_args,
                              launch_scalars, num_launch_scalars);

@@ -2,6 +2,8 @@
 
 #include "Json.h"
 
+#include "attnc/Model/JsonSyntax.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -9,71 +11,15 @@ namespace attnc::runtime::json_util {
 
 namespace {
 
-/// Finds the first syntax error with its position (json::parse without
-/// exceptions only says "discarded") and bounds the nesting depth.
-class SyntaxCheck : public nlohmann::json_sax<json> {
-public:
-  std::optional<std::string> problem;
-
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
-  bool key(string_t &) override { return true; }
-  bool start_object(std::size_t) override { return enter(); }
-  bool end_object() override { return leave(); }
-  bool start_array(std::size_t) override { return enter(); }
-  bool end_array() override { return leave(); }
-
-  bool parse_error(std::size_t position, const std::string &,
-                   const nlohmann::detail::exception &ex) override {
-    // Strip nlohmann's "[json.exception.parse_error.101] " tag.
-    std::string message = ex.what();
-    if (!message.empty() && message[0] == '[') {
-      std::size_t close = message.find("] ");
-      if (close != std::string::npos)
-        message = message.substr(close + 2);
-    }
-    if (message.find("line ") == std::string::npos)
-      message = "at byte " + std::to_string(position) + ": " + message;
-    problem = "not valid JSON: " + message;
-    return false;
-  }
-
-private:
-  static constexpr std::size_t kMaxDepth = 64;
-  bool enter() {
-    if (++depth_ > kMaxDepth) {
-      problem =
-          "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels";
-      return false;
-    }
-    return true;
-  }
-  bool leave() {
-    --depth_;
-    return true;
-  }
-  std::size_t depth_ = 0;
-};
+/// JSON nesting deeper than this is refused before the DOM is built.
+constexpr std::size_t kMaxDepth = 64;
 
 } // namespace
 
 Result<json> parseObject(std::string_view text, const std::string &what) {
-  bool blank = std::all_of(text.begin(), text.end(), [](char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-  });
-  if (blank)
-    return Status(StatusCode::InvalidArgument, what,
-                  "empty input (expected a JSON object)");
-  SyntaxCheck check;
-  if (!json::sax_parse(text.data(), text.data() + text.size(), &check) ||
-      check.problem)
-    return Status(StatusCode::InvalidArgument, what,
-                  check.problem.value_or("not valid JSON"));
+  if (std::optional<JsonSyntaxProblem> problem =
+          checkJsonDocument(text, kMaxDepth))
+    return Status(StatusCode::InvalidArgument, what, problem->message);
   json document = json::parse(text.data(), text.data() + text.size(), nullptr,
                               /*allow_exceptions=*/false);
   if (document.is_discarded())

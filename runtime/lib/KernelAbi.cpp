@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <set>
 
 namespace attnc::runtime {
@@ -42,6 +43,16 @@ std::string nameList(const Enum (&values)[N], const char *(*name)(Enum)) {
   for (Enum value : values)
     list += (list.empty() ? "" : ", ") + std::string(name(value));
   return list;
+}
+
+/// The one of `values` that `name` calls `text`, if any.
+template <typename Enum, size_t N>
+std::optional<Enum> named(const Enum (&values)[N], const char *(*name)(Enum),
+                          const std::string &text) {
+  for (Enum value : values)
+    if (text == name(value))
+      return value;
+  return std::nullopt;
 }
 
 } // namespace
@@ -286,6 +297,14 @@ ordered_json kernelAbiToJsonValue(const KernelAbi &abi) {
 
 namespace {
 
+/// The member `key` of `object`, which must exist and be a string.
+Result<std::string> requiredString(const json &object, const char *key) {
+  auto value = json_util::required(object, key);
+  if (!value)
+    return value.status();
+  return json_util::readString(**value, key);
+}
+
 Result<KernelParam> paramFromJson(const json &value) {
   if (!value.is_object())
     return invalid("", "must be an object (got " + json_util::describe(value) +
@@ -295,30 +314,20 @@ Result<KernelParam> paramFromJson(const json &value) {
       !s)
     return s;
   KernelParam param;
-  auto name = json_util::required(value, "name");
-  if (!name)
-    return name.status();
-  auto name_text = json_util::readString(**name, "name");
+  auto name_text = requiredString(value, "name");
   if (!name_text)
     return name_text.status();
   param.name = *name_text;
 
-  auto kind = json_util::required(value, "kind");
-  if (!kind)
-    return kind.status();
-  auto kind_text = json_util::readString(**kind, "kind");
+  auto kind_text = requiredString(value, "kind");
   if (!kind_text)
     return kind_text.status();
-  bool found = false;
-  for (ParamKind k : kAllKinds)
-    if (*kind_text == paramKindName(k)) {
-      param.kind = k;
-      found = true;
-    }
-  if (!found)
+  std::optional<ParamKind> kind = named(kAllKinds, paramKindName, *kind_text);
+  if (!kind)
     return invalid("kind", "unknown parameter kind '" + *kind_text +
                                "' (expected one of " +
                                nameList(kAllKinds, paramKindName) + ")");
+  param.kind = *kind;
 
   auto dtype = value.find("dtype");
   if (param.kind != ParamKind::Pointer) {
@@ -333,16 +342,13 @@ Result<KernelParam> paramFromJson(const json &value) {
     auto dtype_text = json_util::readString(*dtype, "dtype");
     if (!dtype_text)
       return dtype_text.status();
-    found = false;
-    for (ElementType t : kAllTypes)
-      if (*dtype_text == elementTypeName(t)) {
-        param.dtype = t;
-        found = true;
-      }
-    if (!found)
+    std::optional<ElementType> type =
+        named(kAllTypes, elementTypeName, *dtype_text);
+    if (!type)
       return invalid("dtype", "unknown element type '" + *dtype_text +
                                   "' (expected one of " +
                                   nameList(kAllTypes, elementTypeName) + ")");
+    param.dtype = *type;
   }
 
   auto shape = value.find("shape");
@@ -388,10 +394,7 @@ Result<GridDimRule> gridDimFromJson(const json &value, int axis) {
       !s)
     return s;
   GridDimRule rule;
-  auto name = json_util::required(value, "value");
-  if (!name)
-    return name.status();
-  auto name_text = json_util::readString(**name, "value");
+  auto name_text = requiredString(value, "value");
   if (!name_text)
     return name_text.status();
   if (name_text->empty())
@@ -424,10 +427,7 @@ Result<KernelAbi> kernelAbiFromJsonValue(const json &value) {
     return s;
   KernelAbi abi;
 
-  auto name = json_util::required(value, "name");
-  if (!name)
-    return name.status();
-  auto name_text = json_util::readString(**name, "name");
+  auto name_text = requiredString(value, "name");
   if (!name_text)
     return name_text.status();
   abi.name = *name_text;

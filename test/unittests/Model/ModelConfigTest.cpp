@@ -175,11 +175,12 @@ json unknownExplicit() {
   return config;
 }
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
+/// A bundled config.json as JSON, for the tests that break it.
+json exampleJson(const std::string &name) {
+  std::ifstream in(examplePath(name), std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
-  return text.str();
+  return json::parse(text.str());
 }
 
 /// A file in the test's temp dir that removes itself.
@@ -632,7 +633,7 @@ TEST(ModelConfigFamilies, GptOssDefaultLayerTypes) {
 
 TEST(ModelConfigFamilies, MlaIgnoresHeadDimAndKvHeads) {
   // DeepseekV3Config.to_dict() writes head_dim = qk_rope_head_dim.
-  json config = json::parse(readFile(examplePath("deepseek-v3.json")));
+  json config = exampleJson("deepseek-v3.json");
   config["head_dim"] = 64;
   config["num_key_value_heads"] = 1;
   IMPORT_TEXT(c, config.dump());
@@ -640,7 +641,7 @@ TEST(ModelConfigFamilies, MlaIgnoresHeadDimAndKvHeads) {
 }
 
 TEST(ModelConfigFamilies, MlaWithoutScalingKeepsPlainScale) {
-  json config = json::parse(readFile(examplePath("deepseek-v3.json")));
+  json config = exampleJson("deepseek-v3.json");
   config["rope_scaling"] = nullptr;
   IMPORT_TEXT(c, config.dump());
   EXPECT_DOUBLE_EQ(c.kinds[0].softmax_scale, 1.0 / std::sqrt(192.0));
@@ -784,14 +785,14 @@ TEST(ModelConfigErrors, MissingField) {
   config.erase("hidden_size");
   EXPECT_TRUE(failsWith(config, "head_dim", "no hidden_size"));
   // MLA needs both halves and an explicit v_head_dim.
-  json mla = json::parse(readFile(examplePath("deepseek-v3.json")));
+  json mla = exampleJson("deepseek-v3.json");
   mla.erase("qk_nope_head_dim");
   EXPECT_TRUE(failsWith(mla, "qk_nope_head_dim", "MLA"));
-  mla = json::parse(readFile(examplePath("deepseek-v3.json")));
+  mla = exampleJson("deepseek-v3.json");
   mla.erase("v_head_dim");
   EXPECT_TRUE(failsWith(mla, "v_head_dim", "required field is missing"));
   // Sliding layers need a window.
-  json oss = json::parse(readFile(examplePath("gpt-oss-20b.json")));
+  json oss = exampleJson("gpt-oss-20b.json");
   oss.erase("sliding_window");
   EXPECT_TRUE(failsWith(oss, "sliding_window", "sliding_attention"));
   // Rope scaling without a type.
@@ -805,10 +806,10 @@ TEST(ModelConfigErrors, MissingField) {
   EXPECT_TRUE(failsWith(config, "rope_scaling.original_max_position_embeddings",
                         "required"));
   // MiMo without its layer pattern.
-  json mimo = json::parse(readFile(examplePath("mimo-v2-flash.json")));
+  json mimo = exampleJson("mimo-v2-flash.json");
   mimo.erase("hybrid_layer_pattern");
   EXPECT_TRUE(failsWith(mimo, "hybrid_layer_pattern", "required"));
-  mimo = json::parse(readFile(examplePath("mimo-v2-flash.json")));
+  mimo = exampleJson("mimo-v2-flash.json");
   mimo.erase("swa_head_dim");
   EXPECT_TRUE(failsWith(mimo, "swa_head_dim", "required"));
 }
@@ -872,7 +873,7 @@ TEST(ModelConfigErrors, GqaIndivisible) {
   config["num_attention_heads"] = 48;
   EXPECT_TRUE(failsWith(config, "head_dim", "not divisible"));
   // MiMo's SWA heads are checked under their own names.
-  json mimo = json::parse(readFile(examplePath("mimo-v2-flash.json")));
+  json mimo = exampleJson("mimo-v2-flash.json");
   mimo["swa_num_key_value_heads"] = 7;
   EXPECT_TRUE(failsWith(mimo, "swa_num_key_value_heads",
                         "must divide swa_num_attention_heads"));
@@ -888,7 +889,7 @@ TEST(ModelConfigErrors, RotaryOdd) {
   config["partial_rotary_factor"] = 0.5;
   EXPECT_TRUE(failsWith(config, "partial_rotary_factor", "must be even"));
   // Nested: Qwen3.5 keeps the factor in rope_parameters; 63/256 is exact.
-  json qwen = json::parse(readFile(examplePath("qwen3.5-27b.json")));
+  json qwen = exampleJson("qwen3.5-27b.json");
   qwen["text_config"]["rope_parameters"]["partial_rotary_factor"] = 63.0 / 256;
   EXPECT_TRUE(failsWith(qwen,
                         "text_config.rope_parameters.partial_rotary_factor",
@@ -898,7 +899,7 @@ TEST(ModelConfigErrors, RotaryOdd) {
                         "text_config.rope_parameters.partial_rotary_factor",
                         "must be >= 2"));
   // MLA's rope part.
-  json mla = json::parse(readFile(examplePath("deepseek-v3.json")));
+  json mla = exampleJson("deepseek-v3.json");
   mla["qk_rope_head_dim"] = 63;
   EXPECT_TRUE(failsWith(mla, "qk_rope_head_dim", "must be even"));
   // Whole-head rotary with an odd head dim.
@@ -956,27 +957,27 @@ TEST(ModelConfigErrors, WrongTypes) {
   EXPECT_TRUE(failsWith(config, "text_config", "must be an object"));
 
   // Dotted paths inside text_config.
-  json gemma = json::parse(readFile(examplePath("gemma-3-27b-it.json")));
+  json gemma = exampleJson("gemma-3-27b-it.json");
   gemma["text_config"]["num_key_value_heads"] = "16";
   EXPECT_TRUE(failsWith(gemma, "text_config.num_key_value_heads",
                         "must be an integer"));
-  gemma = json::parse(readFile(examplePath("gemma-3-27b-it.json")));
+  gemma = exampleJson("gemma-3-27b-it.json");
   gemma["text_config"]["rope_scaling"]["factor"] = false;
   EXPECT_TRUE(failsWith(gemma, "text_config.rope_scaling.factor",
                         "must be a number (got false)"));
 
   // Layer lists.
-  json oss = json::parse(readFile(examplePath("gpt-oss-20b.json")));
+  json oss = exampleJson("gpt-oss-20b.json");
   oss["layer_types"][3] = 1;
   EXPECT_TRUE(failsWith(oss, "layer_types[3]", "must be a string"));
-  oss = json::parse(readFile(examplePath("gpt-oss-20b.json")));
+  oss = exampleJson("gpt-oss-20b.json");
   oss["layer_types"][5] = "chunked_attention";
   EXPECT_TRUE(failsWith(oss, "layer_types[5]", "unsupported layer type"));
-  oss = json::parse(readFile(examplePath("gpt-oss-20b.json")));
+  oss = exampleJson("gpt-oss-20b.json");
   oss["layer_types"].erase(0);
   EXPECT_TRUE(failsWith(oss, "layer_types",
                         "must have num_hidden_layers (24) entries (got 23)"));
-  json mimo = json::parse(readFile(examplePath("mimo-v2-flash.json")));
+  json mimo = exampleJson("mimo-v2-flash.json");
   mimo["hybrid_layer_pattern"][2] = 2;
   EXPECT_TRUE(failsWith(mimo, "hybrid_layer_pattern[2]", "must be <= 1"));
 }
@@ -997,11 +998,11 @@ TEST(ModelConfigErrors, UnsupportedOrInconsistentValues) {
                             {"high_freq_factor", 4.0}};
   EXPECT_TRUE(failsWith(config, "rope_scaling.high_freq_factor",
                         "must be > low_freq_factor"));
-  json mimo = json::parse(readFile(examplePath("mimo-v2-flash.json")));
+  json mimo = exampleJson("mimo-v2-flash.json");
   mimo["sliding_window_size"] = 256;
   EXPECT_TRUE(
       failsWith(mimo, "sliding_window_size", "disagrees with sliding_window"));
-  json next = json::parse(readFile(examplePath("qwen3-next-80b-a3b.json")));
+  json next = exampleJson("qwen3-next-80b-a3b.json");
   next["full_attention_interval"] = 100;
   EXPECT_TRUE(failsWith(next, "full_attention_interval",
                         "no softmax attention layers"));

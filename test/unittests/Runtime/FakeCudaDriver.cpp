@@ -33,6 +33,28 @@ FakeCudaState state;
 CUctx_st fake_context;
 CUmod_st fake_module;
 CUfunc_st fake_functions[2];
+
+/// An error the fake can describe, as cuGetErrorName and cuGetErrorString
+/// give it; they fail with CUDA_ERROR_INVALID_VALUE for any other.
+struct KnownError {
+  CUresult code;
+  const char *name;
+  const char *text;
+};
+constexpr KnownError kKnownErrors[] = {
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE",
+     "no CUDA-capable device is detected"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE",
+     "device kernel image is invalid"},
+};
+
+const KnownError *knownError(CUresult error) {
+  for (const KnownError &known : kKnownErrors)
+    if (known.code == error)
+      return &known;
+  return nullptr;
+}
 } // namespace
 
 extern "C" {
@@ -56,37 +78,15 @@ CUresult CUDAAPI cuDriverGetVersion(int *version) {
 }
 
 CUresult CUDAAPI cuGetErrorName(CUresult error, const char **name) {
-  switch (error) {
-  case CUDA_ERROR_NO_DEVICE:
-    *name = "CUDA_ERROR_NO_DEVICE";
-    return CUDA_SUCCESS;
-  case CUDA_ERROR_NOT_FOUND:
-    *name = "CUDA_ERROR_NOT_FOUND";
-    return CUDA_SUCCESS;
-  case CUDA_ERROR_INVALID_IMAGE:
-    *name = "CUDA_ERROR_INVALID_IMAGE";
-    return CUDA_SUCCESS;
-  default:
-    *name = nullptr;
-    return CUDA_ERROR_INVALID_VALUE;
-  }
+  const KnownError *known = knownError(error);
+  *name = known ? known->name : nullptr;
+  return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult CUDAAPI cuGetErrorString(CUresult error, const char **text) {
-  switch (error) {
-  case CUDA_ERROR_NO_DEVICE:
-    *text = "no CUDA-capable device is detected";
-    return CUDA_SUCCESS;
-  case CUDA_ERROR_NOT_FOUND:
-    *text = "named symbol not found";
-    return CUDA_SUCCESS;
-  case CUDA_ERROR_INVALID_IMAGE:
-    *text = "device kernel image is invalid";
-    return CUDA_SUCCESS;
-  default:
-    *text = nullptr;
-    return CUDA_ERROR_INVALID_VALUE;
-  }
+  const KnownError *known = knownError(error);
+  *text = known ? known->text : nullptr;
+  return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {

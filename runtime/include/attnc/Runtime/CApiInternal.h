@@ -14,6 +14,7 @@
 #include "attnc/Runtime/KernelAbi.h"
 
 #include <exception>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,29 @@ attnc_status_t invalid(const std::string &field, const std::string &rule);
 /// A C handle for `set`, keeping `context` alive as long as the handle.
 attnc_kernel_set_t wrap(const std::shared_ptr<Context> &context,
                         std::shared_ptr<const KernelSet> set);
+
+/// A pointer argument of an entry point and its name, for checkArgs().
+struct NamedArg {
+  const char *name;
+  const void *value;
+};
+
+/// The NULL checks an entry point starts with: the first of `args`, in
+/// order, that is NULL fails as invalid(name, "NULL"). ATTNC_STATUS_OK when
+/// none is.
+attnc_status_t checkArgs(std::initializer_list<NamedArg> args);
+
+/// checkArgs() for an entry point that answers through `out`: `out` (named
+/// `out_name`) is checked first and then cleared, so that a call failing on
+/// one of `args` leaves no stale value there.
+template <typename T>
+attnc_status_t checkArgs(T *out, const char *out_name,
+                         std::initializer_list<NamedArg> args = {}) {
+  if (!out)
+    return invalid(out_name, "NULL");
+  *out = T{};
+  return checkArgs(args);
+}
 
 /// Runs `body`, turning exceptions into ATTNC_STATUS_INTERNAL, so none
 /// crosses the C boundary.
