@@ -245,7 +245,7 @@ FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
      << "constexpr int kIterations = (kItemsPerBlock + kHeadsPerBlock - 1) / "
         "kHeadsPerBlock;\n"
      << "// Iterations whose loads are issued together (registers bound it).\n"
-     << "constexpr int kPrefetch = kIterations < 4 ? kIterations : 4;\n"
+     << "constexpr int kPrefetch = kIterations < 8 ? kIterations : 8;\n"
      << "// Vectors each thread holds of one head.\n"
      << "constexpr int kChunks = (kMaxHeadDim + kThreadsPerHead * "
         "kVectorWidth - 1) / (kThreadsPerHead * kVectorWidth);\n";
@@ -320,7 +320,22 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
      << name << "(" << llvm::join(params, ",\n    ") << ") {\n"
      << "  const int group = threadIdx.x / kThreadsPerHead;\n"
      << "  const int lane = threadIdx.x % kThreadsPerHead;\n"
-     << "  const int first_token = blockIdx.x * kTokensPerBlock;\n";
+     << "  const int first_token = blockIdx.x * kTokensPerBlock;\n"
+     << R"(  // Loaded once per block, ahead of the head data, so that their latency
+  // overlaps it: each token's cache slot and this lane's norm weights.
+  __shared__ long long token_slot[kTokensPerBlock];
+  if (threadIdx.x < kTokensPerBlock)
+    token_slot[threadIdx.x] = first_token + (int)threadIdx.x < num_tokens
+                                  ? (long long)slot_mapping[first_token + threadIdx.x] : -1;
+)";
+  if (qNorm)
+    os << "  float q_weight[kChunks][kVectorWidth];\n"
+          "  attnc::load_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>("
+          "q_norm_weight, lane, kQkHeadDim, true, q_weight);\n";
+  if (kNorm)
+    os << "  float k_weight[kChunks][kVectorWidth];\n"
+          "  attnc::load_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>("
+          "k_norm_weight, lane, kQkHeadDim, true, k_weight);\n";
   if (rope)
     os << R"(  // cos/sin of each token's angles, shared by all its q and k heads.
   __shared__ float rope_cos[kTokensPerBlock][kRotaryHalf];
@@ -335,8 +350,8 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
     rope_cos[t][f] = c * kRopeAttentionFactor;
     rope_sin[t][f] = s * kRopeAttentionFactor;
   }
-  __syncthreads();
 )";
+  os << "  __syncthreads();\n";
   if (fp8)
     os << "  const float k_scale_value = *k_scale, v_scale_value = *v_scale;\n";
   os << R"(  // Every thread runs every iteration (warp-synchronous steps inside).
@@ -367,9 +382,10 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
       applies = "kind <= 1";
     else
       applies = qNorm ? "kind == 0" : "kind == 1";
-    std::string weight = qNorm && kNorm ? "kind == 0 ? q_norm_weight : k_norm_weight"
-                         : qNorm        ? "q_norm_weight"
-                                        : "k_norm_weight";
+    std::string weight = qNorm && kNorm
+                             ? "kind == 0 ? q_weight[c][i] : k_weight[c][i]"
+                         : qNorm ? "q_weight[c][i]"
+                                 : "k_weight[c][i]";
     ns << "    { // RMSNorm over the head dim"
        << (gemma ? ", Gemma style x * (1 + w)" : ", x * w") << "\n"
        << R"(      float sum_squares = 0.0f;
@@ -380,20 +396,16 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
       sum_squares = attnc::group_sum<kThreadsPerHead>(sum_squares);
 )"
        << "      if (" << applies << ") {\n"
-       << "        const act_t *weight = " << weight << ";\n"
        << R"(        const float inv_rms = rsqrtf(sum_squares / kQkHeadDim + kNormEps);
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c) {
-          const int e = (c * kThreadsPerHead + lane) * kVectorWidth;
-          if (e < kQkHeadDim) {
-            float w[kVectorWidth];
-            attnc::load_vec<act_t, kVectorWidth>(weight + e, w);
+        for (int c = 0; c < kChunks; ++c)
 #pragma unroll
-            for (int i = 0; i < kVectorWidth; ++i)
+          for (int i = 0; i < kVectorWidth; ++i) {
 )"
-       << "              x[c][i] *= inv_rms * "
-       << (gemma ? "(1.0f + w[i])" : "w[i]") << ";\n"
-       << "          }\n        }\n      }\n    }\n";
+       << "            const float w = " << weight << ";\n"
+       << "            x[c][i] *= inv_rms * " << (gemma ? "(1.0f + w)" : "w")
+       << ";\n"
+       << "          }\n      }\n    }\n";
   }
   if (anyNorm && !normAfterRope)
     os << normBlock;
@@ -451,7 +463,7 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
 )";
   os << R"(    } else {
       // k or v into the paged cache; a negative slot is padding.
-      const long long slot = slot_mapping[token];
+      const long long slot = token_slot[t];
       if (slot < 0) continue;
       cache_t *dst = (kind == 1 ? k_cache : v_cache) +
                      (slot * kNumKvHeads + head) * (long long)dim;

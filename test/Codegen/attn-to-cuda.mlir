@@ -68,7 +68,7 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // The rope comes before the norm in the source, as in the stages.
 // CHECK: // rotary embedding, gptj (interleaved pairs)
 // CHECK: { // RMSNorm over the head dim, Gemma style x * (1 + w)
-// CHECK: x[c][i] *= inv_rms * (1.0f + w[i]);
+// CHECK: x[c][i] *= inv_rms * (1.0f + w);
 // CHECK: const float scale = kind == 1 ? k_scale_value : v_scale_value;
 // CHECK: x[c][i] = __fdiv_rn(x[c][i], scale);
 // CHECK-LABEL: // ===== kernel big__attention (attention) =====

@@ -1,0 +1,161 @@
+"""Paged attention benchmark, qk_head_dim 192 / v_head_dim 128: attnc against
+PyTorch SDPA (cuDNN backend, contiguous KV), FlexAttention, the copy-bandwidth
+floor (decode) and the bf16 matmul rate (prefill), side by side in one run.
+
+- decode: batch 64 (and 8), context 8192, Hq 16, Hkv 2, one query row per
+  sequence, bf16 paged cache (64-token pages, shuffled block tables).
+  Effective bandwidth = KV bytes / time, against the measured copy bandwidth.
+- prefill: one causal sequence of 8192 tokens, 16 heads (Hkv 16), through the
+  same varlen paged kernel. TFLOP/s = 2 * S^2/2 * H * (Dqk + Dv) / time.
+
+Usage (GPU machine): PYTHONPATH=python ATTNC_LIBRARY=build/lib/libattnc.so \
+    python3 bench/bench_attention.py     # JSON to $OUT/bench_attention.json
+"""
+import json
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+from triton.testing import do_bench
+
+import attnc
+
+DEV = "cuda"
+DQK, DV, PAGE = 192, 128, 64
+
+
+def bench(fn, rep=100):
+    return do_bench(fn, warmup=10, rep=rep, return_mode="median")  # ms
+
+
+def model_for(hq, hkv):
+    return attnc.compile({"model_type": "llama", "num_attention_heads": hq,
+                          "num_key_value_heads": hkv, "head_dim": DQK,
+                          "v_head_dim": DV, "num_hidden_layers": 1,
+                          "torch_dtype": "bfloat16"}, block_size=PAGE)
+
+
+def paged(k, v, batch, length, hkv):
+    """k/v [B, Hkv, L, D] → paged caches with a shuffled block table."""
+    pages_per_seq = length // PAGE
+    num_pages = batch * pages_per_seq
+    order = torch.randperm(num_pages, device=DEV)
+    tables = order.view(batch, pages_per_seq).to(torch.int32)
+    kc = torch.empty(num_pages, PAGE, hkv, DQK, device=DEV, dtype=torch.bfloat16)
+    vc = torch.empty(num_pages, PAGE, hkv, DV, device=DEV, dtype=torch.bfloat16)
+    kc[order.view(batch, pages_per_seq)] = k.permute(0, 2, 1, 3).reshape(
+        batch, pages_per_seq, PAGE, hkv, DQK)
+    vc[order.view(batch, pages_per_seq)] = v.permute(0, 2, 1, 3).reshape(
+        batch, pages_per_seq, PAGE, hkv, DV)
+    return kc, vc, tables
+
+
+def decode(batch, hq=16, hkv=2, length=8192):
+    q = torch.randn(batch, hq, 1, DQK, device=DEV, dtype=torch.bfloat16)
+    k = torch.randn(batch, hkv, length, DQK, device=DEV, dtype=torch.bfloat16)
+    v = torch.randn(batch, hkv, length, DV, device=DEV, dtype=torch.bfloat16)
+    kv_bytes = batch * hkv * length * (DQK + DV) * 2
+    r = {}
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        ms = bench(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True))
+    r["sdpa_cudnn_TBps"] = kv_bytes / ms / 1e9
+    fa = torch.compile(flex_attention)
+    fa(q, k, v, enable_gqa=True)
+    r["flex_TBps"] = kv_bytes / bench(lambda: fa(q, k, v, enable_gqa=True)) / 1e9
+    torch._dynamo.reset()
+    kc, vc, tables = paged(k, v, batch, length, hkv)
+    model = model_for(hq, hkv)
+    query = q[:, :, 0].contiguous()  # [B, Hq, Dqk]: one row per sequence
+    lens = torch.full((batch,), length, device=DEV, dtype=torch.int32)
+    starts = torch.arange(batch + 1, device=DEV, dtype=torch.int32)
+    out = torch.empty(batch, hq, DV, device=DEV, dtype=torch.bfloat16)
+
+    def run():
+        model.attention("full_attention", query, k_cache=kc, v_cache=vc,
+                        block_tables=tables, seq_lens=lens,
+                        query_start_loc=starts, out=out)
+    run()
+    ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(),
+                                         enable_gqa=True)[:, :, 0]
+    r["attnc_rel_err"] = ((out.float() - ref).norm() / ref.norm()).item()
+    r["attnc_TBps"] = kv_bytes / bench(run) / 1e9
+    return r
+
+
+def prefill(seq=8192, heads=16):
+    q = torch.randn(1, heads, seq, DQK, device=DEV, dtype=torch.bfloat16)
+    k = torch.randn(1, heads, seq, DQK, device=DEV, dtype=torch.bfloat16)
+    v = torch.randn(1, heads, seq, DV, device=DEV, dtype=torch.bfloat16)
+    flops = 2 * seq * seq * heads * (DQK + DV) / 2
+    r = {}
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        r["sdpa_cudnn_TFLOPs"] = flops / bench(
+            lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)) / 1e9
+    mask = create_block_mask(lambda b, h, i, j: i >= j, 1, heads, seq, seq, device=DEV)
+    fa = torch.compile(flex_attention)
+    fa(q, k, v, block_mask=mask)
+    r["flex_TFLOPs"] = flops / bench(lambda: fa(q, k, v, block_mask=mask)) / 1e9
+    torch._dynamo.reset()
+    kc, vc, tables = paged(k, v, 1, seq, heads)
+    model = model_for(heads, heads)
+    query = q[0].transpose(0, 1).contiguous()  # [S, H, Dqk]
+    lens = torch.tensor([seq], device=DEV, dtype=torch.int32)
+    starts = torch.tensor([0, seq], device=DEV, dtype=torch.int32)
+    out = torch.empty(seq, heads, DV, device=DEV, dtype=torch.bfloat16)
+
+    def run():
+        model.attention("full_attention", query, k_cache=kc, v_cache=vc,
+                        block_tables=tables, seq_lens=lens,
+                        query_start_loc=starts, out=out)
+    run()
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)[0].transpose(0, 1)
+    r["attnc_rel_err_vs_cudnn"] = ((out.float() - ref.float()).norm() / ref.float().norm()).item()
+    r["attnc_TFLOPs"] = flops / bench(run, rep=20) / 1e9
+    return r
+
+
+def main():
+    torch.manual_seed(0)
+    res = {"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(),
+           "command": " ".join(sys.argv)}
+    n = 1 << 30
+    a = torch.empty(n, dtype=torch.uint8, device=DEV).random_(0, 255)
+    b = torch.empty_like(a)
+    res["copy_TBps"] = 2 * n / bench(lambda: b.copy_(a)) / 1e9
+    del a, b
+    m = 8192
+    x = torch.randn(m, m, device=DEV, dtype=torch.bfloat16)
+    y = torch.randn(m, m, device=DEV, dtype=torch.bfloat16)
+    res["bf16_mm_TFLOPs"] = 2 * m ** 3 / bench(lambda: x @ y) / 1e9
+    del x, y
+    for batch in (64, 8):
+        res[f"decode_B{batch}"] = r = decode(batch)
+        r["attnc_over_copy"] = r["attnc_TBps"] / res["copy_TBps"]
+        r["attnc_over_cudnn"] = r["attnc_TBps"] / r["sdpa_cudnn_TBps"]
+        print(f"decode B{batch}", json.dumps(r), flush=True)
+    res["prefill_S8192_H16_causal"] = r = prefill()
+    r["attnc_over_cudnn"] = r["attnc_TFLOPs"] / r["sdpa_cudnn_TFLOPs"]
+    r["attnc_over_matmul"] = r["attnc_TFLOPs"] / res["bf16_mm_TFLOPs"]
+    print("prefill", json.dumps(r), flush=True)
+    with open(os.path.join(os.environ.get("OUT", "."), "bench_attention.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    print(f"\n{res['gpu']}, copy {res['copy_TBps']:.2f} TB/s, "
+          f"bf16 mm {res['bf16_mm_TFLOPs']:.0f} TFLOP/s, {res['date']}")
+    for batch in (64, 8):
+        r = res[f"decode_B{batch}"]
+        print(f"decode B{batch:<3} attnc {r['attnc_TBps']:.2f} TB/s "
+              f"({r['attnc_over_copy']:.0%} of copy, {r['attnc_over_cudnn']:.2f}x cuDNN "
+              f"{r['sdpa_cudnn_TBps']:.2f}, Flex {r['flex_TBps']:.2f}) err {r['attnc_rel_err']:.1e}")
+    r = res["prefill_S8192_H16_causal"]
+    print(f"prefill S8192 causal: attnc {r['attnc_TFLOPs']:.1f} TFLOP/s, cuDNN "
+          f"{r['sdpa_cudnn_TFLOPs']:.0f}, Flex {r['flex_TFLOPs']:.0f} "
+          f"({r['attnc_over_cudnn']:.3f}x cuDNN) err {r['attnc_rel_err_vs_cudnn']:.1e}")
+
+
+if __name__ == "__main__":
+    main()
