@@ -15,7 +15,7 @@ bandwidth measured in this run. attnc is timed twice: one launch from Python
 behind the GPU) and CUDA-graph replay (the kernel itself).
 
 Usage (on the GPU machine): PYTHONPATH=python ATTNC_LIBRARY=build/lib/libattnc.so \
-    python3 bench/bench_preprocess.py    # JSON to $OUT/bench_preprocess.json
+    python3 bench/bench_preprocess.py [case ...]   # JSON to $OUT/bench_preprocess.json
 """
 import json
 import os
@@ -139,12 +139,15 @@ def main():
            "command": " ".join(sys.argv), "copy_TBps": copy_bandwidth()}
     copy = min(res["copy_TBps"])
     rows = []
+    wanted = [a for a in sys.argv[1:] if not a.startswith("-")]
     for name, kw in [("T16384_norm", dict(T=16384, norm=True, fp8=False)),
                      ("T16384_nonorm", dict(T=16384, norm=False, fp8=False)),
                      ("T16384_norm_fp8", dict(T=16384, norm=True, fp8=True)),
                      ("T256_norm", dict(T=256, norm=True, fp8=False)),
                      ("T16_norm", dict(T=16, norm=True, fp8=False)),
                      ("T1_norm", dict(T=1, norm=True, fp8=False))]:
+        if wanted and name not in wanted:
+            continue
         torch_fn, args, attnc_fn, bytes_min = make_case(**kw)
         r = {"floor_us": bytes_min / (copy * 1e12) * 1e6}
         r["attnc_graph_us"] = [graph_time(attnc_fn) * 1e3 for _ in range(2)]

@@ -244,8 +244,13 @@ FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
      << "constexpr int kItemsPerBlock = kItemsPerToken * kTokensPerBlock;\n"
      << "constexpr int kIterations = (kItemsPerBlock + kHeadsPerBlock - 1) / "
         "kHeadsPerBlock;\n"
-     << "// Iterations whose loads are issued together (registers bound it).\n"
-     << "constexpr int kPrefetch = kIterations < 8 ? kIterations : 8;\n"
+     << "// Iterations whose loads are issued together. Two keep 32 bytes per\n"
+        "// thread in flight while the registers stay under the bound below.\n"
+     << "constexpr int kPrefetch = kIterations < 2 ? kIterations : 2;\n"
+     << "// Blocks per SM the register budget must allow: 1024 threads, enough\n"
+        "// loads in flight for the memory system.\n"
+     << "constexpr int kMinBlocksPerSm = kThreadsPerBlock >= 1024 ? 1 : 1024 / "
+        "kThreadsPerBlock;\n"
      << "// Vectors each thread holds of one head.\n"
      << "constexpr int kChunks = (kMaxHeadDim + kThreadsPerHead * "
         "kVectorWidth - 1) / (kThreadsPerHead * kVectorWidth);\n";
@@ -316,7 +321,8 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
   if (gate)
     params.push_back("act_t *__restrict__ gate_out");
   params.push_back("int num_tokens");
-  os << "extern \"C\" __global__ void __launch_bounds__(kThreadsPerBlock)\n"
+  os << "extern \"C\" __global__ void __launch_bounds__(kThreadsPerBlock, "
+        "kMinBlocksPerSm)\n"
      << name << "(" << llvm::join(params, ",\n    ") << ") {\n"
      << "  const int group = threadIdx.x / kThreadsPerHead;\n"
      << "  const int lane = threadIdx.x % kThreadsPerHead;\n"
@@ -340,8 +346,6 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
     os << R"(  // cos/sin of each token's angles, shared by all its q and k heads.
   __shared__ float rope_cos[kTokensPerBlock][kRotaryHalf];
   __shared__ float rope_sin[kTokensPerBlock][kRotaryHalf];
-  // Rotation partners may live in other lanes: exchange through here.
-  __shared__ float rotate_buffer[kHeadsPerBlock][kQkHeadDim];
   for (int i = threadIdx.x; i < kTokensPerBlock * kRotaryHalf; i += kThreadsPerBlock) {
     const int t = i / kRotaryHalf, f = i % kRotaryHalf;
     float c = 1.0f, s = 0.0f;
@@ -411,17 +415,39 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
     os << normBlock;
   if (rope) {
     bool neox = *op.getRopeStyle() == RopeStyle::neox;
+    // Partners inside the thread's own vector need no exchange (gptj with
+    // vectors of 2 or more); otherwise warp shuffles fetch them.
+    bool pairInVector = !neox && schedule.getVectorWidth() >= 2;
     os << "    { // rotary embedding, "
-       << (neox ? "neox (halves)" : "gptj (interleaved pairs)") << R"(
+       << (neox ? "neox (halves)" : "gptj (interleaved pairs)") << "\n";
+    // Partners are gathered before any element is rotated.
+    os << "      float partner[kChunks][kVectorWidth];\n";
+    if (pairInVector) {
+      os << R"(#pragma unroll
+      for (int c = 0; c < kChunks; ++c)
 #pragma unroll
+        for (int i = 0; i < kVectorWidth; ++i) partner[c][i] = x[c][i ^ 1];
+)";
+    } else {
+      os << R"(#pragma unroll
       for (int c = 0; c < kChunks; ++c) {
-        const int e = (c * kThreadsPerHead + lane) * kVectorWidth;
-        if (kind <= 1 && e < kQkHeadDim)
+        const int v = c * kThreadsPerHead + lane; // this thread's vector
+)";
+      if (neox)
+        os << "        const int j = v * kVectorWidth - kRotaryOffset;\n"
+              "        int pv = j < kRotaryHalf ? v + kRotaryHalf / kVectorWidth"
+              " : v - kRotaryHalf / kVectorWidth;\n";
+      else
+        os << "        int pv = v ^ 1; // vector width 1: the pair spans two lanes\n";
+      os << R"(        pv = pv < 0 ? 0 : pv; // partners of unrotated elements go unused
 #pragma unroll
-          for (int i = 0; i < kVectorWidth; ++i) rotate_buffer[group][e + i] = x[c][i];
+        for (int i = 0; i < kVectorWidth; ++i)
+          partner[c][i] = attnc::group_fetch<kChunks, kThreadsPerHead, kVectorWidth>(
+              x, pv / kThreadsPerHead, pv % kThreadsPerHead, i);
       }
-      __syncwarp();
-      if (active && kind <= 1) {
+)";
+    }
+    os << R"(      if (active && kind <= 1) {
 #pragma unroll
         for (int c = 0; c < kChunks; ++c)
 #pragma unroll
@@ -433,21 +459,15 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
     if (neox)
       os << R"(              const bool first = j < kRotaryHalf;
               const int f = first ? j : j - kRotaryHalf;
-              const float partner = rotate_buffer[group][first ? d + kRotaryHalf : d - kRotaryHalf];
-              x[c][i] = x[c][i] * rope_cos[t][f] + (first ? -partner : partner) * rope_sin[t][f];
+              const float p = partner[c][i];
+              x[c][i] = x[c][i] * rope_cos[t][f] + (first ? -p : p) * rope_sin[t][f];
 )";
     else
       os << R"(              const bool even = (j & 1) == 0;
-              const int f = j >> 1;
-              const float partner = rotate_buffer[group][even ? d + 1 : d - 1];
-              x[c][i] = x[c][i] * rope_cos[t][f] + (even ? -partner : partner) * rope_sin[t][f];
+              const float p = partner[c][i];
+              x[c][i] = x[c][i] * rope_cos[t][j >> 1] + (even ? -p : p) * rope_sin[t][j >> 1];
 )";
-    os << R"(            }
-          }
-      }
-      __syncwarp(); // the buffer is reused by the next iteration
-    }
-)";
+    os << "            }\n          }\n      }\n    }\n";
   }
   if (anyNorm && normAfterRope)
     os << normBlock;

@@ -99,6 +99,23 @@ store_head(T *dst, int lane, int dim, const float (&x)[Chunks][VectorWidth]) {
 
 // ---- reductions ---------------------------------------------------------------
 
+/// Element `i` of vector `src_chunk` as held by lane `src_lane` of this
+/// thread's group of `ThreadsPerHead` lanes (the layout of load_head). Every
+/// lane of the warp must call it; conflict-free, unlike a shared-memory
+/// exchange of strided elements.
+template <int Chunks, int ThreadsPerHead, int VectorWidth>
+__device__ __forceinline__ float group_fetch(const float (&x)[Chunks][VectorWidth],
+                                             int src_chunk, int src_lane, int i) {
+  float value = 0.0f;
+#pragma unroll
+  for (int c = 0; c < Chunks; ++c) {
+    const float got = __shfl_sync(0xffffffffu, x[c][i], src_lane, ThreadsPerHead);
+    if (c == src_chunk)
+      value = got;
+  }
+  return value;
+}
+
 /// Sum over groups of `Width` consecutive lanes (Width a power of two <= 32);
 /// every lane of the warp must call it.
 template <int Width> __device__ __forceinline__ float group_sum(float x) {
