@@ -344,8 +344,8 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
           "k_norm_weight, lane, kQkHeadDim, true, k_weight);\n";
   if (rope)
     os << R"(  // cos/sin of each token's angles, shared by all its q and k heads.
-  __shared__ float rope_cos[kTokensPerBlock][kRotaryHalf];
-  __shared__ float rope_sin[kTokensPerBlock][kRotaryHalf];
+  __shared__ __align__(16) float rope_cos[kTokensPerBlock][kRotaryHalf];
+  __shared__ __align__(16) float rope_sin[kTokensPerBlock][kRotaryHalf];
   for (int i = threadIdx.x; i < kTokensPerBlock * kRotaryHalf; i += kThreadsPerBlock) {
     const int t = i / kRotaryHalf, f = i % kRotaryHalf;
     float c = 1.0f, s = 0.0f;
@@ -447,27 +447,45 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
       }
 )";
     }
+    // The vector width divides the rotary offset and dim (the schedule's
+    // rule), so a vector is wholly inside or outside the rotated range, and
+    // its angles are consecutive table entries: one wide shared-memory read.
     os << R"(      if (active && kind <= 1) {
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c)
-#pragma unroll
-          for (int i = 0; i < kVectorWidth; ++i) {
-            const int d = (c * kThreadsPerHead + lane) * kVectorWidth + i;
-            const int j = d - kRotaryOffset;
-            if (d < kQkHeadDim && j >= 0 && j < kRotaryDim) {
+        for (int c = 0; c < kChunks; ++c) {
+          const int d0 = (c * kThreadsPerHead + lane) * kVectorWidth;
+          const int j0 = d0 - kRotaryOffset;
+          if (d0 < kQkHeadDim && j0 >= 0 && j0 < kRotaryDim) {
 )";
     if (neox)
-      os << R"(              const bool first = j < kRotaryHalf;
-              const int f = first ? j : j - kRotaryHalf;
+      os << R"(            const bool first = j0 < kRotaryHalf;
+            const int f0 = first ? j0 : j0 - kRotaryHalf;
+            float cs[kVectorWidth], sn[kVectorWidth];
+            attnc::load_floats<kVectorWidth>(&rope_cos[t][f0], cs);
+            attnc::load_floats<kVectorWidth>(&rope_sin[t][f0], sn);
+#pragma unroll
+            for (int i = 0; i < kVectorWidth; ++i) {
               const float p = partner[c][i];
-              x[c][i] = x[c][i] * rope_cos[t][f] + (first ? -p : p) * rope_sin[t][f];
+              x[c][i] = x[c][i] * cs[i] + (first ? -p : p) * sn[i];
+            }
+)";
+    else if (pairInVector)
+      os << R"(            // Pairs (2f, 2f+1) share angle f: half as many table entries.
+            float cs[kVectorWidth / 2], sn[kVectorWidth / 2];
+            attnc::load_floats<kVectorWidth / 2>(&rope_cos[t][j0 >> 1], cs);
+            attnc::load_floats<kVectorWidth / 2>(&rope_sin[t][j0 >> 1], sn);
+#pragma unroll
+            for (int i = 0; i < kVectorWidth; ++i) {
+              const float p = partner[c][i];
+              x[c][i] = x[c][i] * cs[i >> 1] + ((i & 1) == 0 ? -p : p) * sn[i >> 1];
+            }
 )";
     else
-      os << R"(              const bool even = (j & 1) == 0;
-              const float p = partner[c][i];
-              x[c][i] = x[c][i] * rope_cos[t][j >> 1] + (even ? -p : p) * rope_sin[t][j >> 1];
+      os << R"(            const float p = partner[c][0];
+            const int f = j0 >> 1;
+            x[c][0] = x[c][0] * rope_cos[t][f] + ((j0 & 1) == 0 ? -p : p) * rope_sin[t][f];
 )";
-    os << "            }\n          }\n      }\n    }\n";
+    os << "          }\n        }\n      }\n    }\n";
   }
   if (anyNorm && normAfterRope)
     os << normBlock;

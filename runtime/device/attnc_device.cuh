@@ -67,6 +67,29 @@ __device__ __forceinline__ void store_vec(T *dst, const float (&in)[N]) {
   *reinterpret_cast<Vec<T, N> *>(dst) = packed;
 }
 
+/// N consecutive floats (N a power of two) as 16-, 8- or 4-byte accesses;
+/// `src` is aligned to min(N, 4) floats. For shared-memory tables: one wide
+/// access per lane instead of N strided (bank-conflicting) scalar ones.
+template <int N>
+__device__ __forceinline__ void load_floats(const float *src, float (&out)[N]) {
+  if constexpr (N % 4 == 0) {
+#pragma unroll
+    for (int k = 0; k < N / 4; ++k) {
+      const float4 v = reinterpret_cast<const float4 *>(src)[k];
+      out[4 * k] = v.x;
+      out[4 * k + 1] = v.y;
+      out[4 * k + 2] = v.z;
+      out[4 * k + 3] = v.w;
+    }
+  } else if constexpr (N == 2) {
+    const float2 v = *reinterpret_cast<const float2 *>(src);
+    out[0] = v.x;
+    out[1] = v.y;
+  } else {
+    out[0] = src[0];
+  }
+}
+
 /// One head row spread over a group of `ThreadsPerHead` lanes: lane `lane`
 /// holds vectors c = 0..Chunks-1 at element (c * ThreadsPerHead + lane) *
 /// VectorWidth. Elements at or past `dim` are not read (zeros) or written.
