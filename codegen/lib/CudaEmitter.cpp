@@ -300,6 +300,149 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
     os << "  if (kind == 3) w.column = kGateOffset + head * kGateHeadStride;\n";
   os << "  return w;\n}\n} // namespace\n\n";
 
+  // One work item's stages, specialised per kind at compile time: q and k
+  // heads get the norm and the rotation their stages call for, v and gate
+  // heads are only stored. Shuffles use the group's lanes only: the groups
+  // of a warp may hold different kinds.
+  os << R"(
+/// What every work item's stages read besides its own data.
+struct BlockState {
+  int lane;            // lane within the head's group
+  unsigned group_mask; // the group's lanes
+  const long long *token_slot;
+  act_t *q_out;
+  cache_t *k_cache, *v_cache;
+)";
+  if (gate)
+    os << "  act_t *gate_out;\n";
+  if (rope)
+    os << "  const float (*rope_cos)[kRotaryDim], (*rope_sin)[kRotaryDim];\n";
+  if (fp8)
+    os << "  float k_scale_value, v_scale_value;\n";
+  os << "};\n\n/// Kind 0: q head, 1: k head, 2: v head, 3: gate head.\n"
+     << "template <int kKind>\n__device__ __forceinline__ void process("
+        "float (&x)[kChunks][kVectorWidth], const WorkItem &w,\n"
+        "                                        const BlockState &s";
+  if (qNorm)
+    os << ", const float (&q_weight)[kChunks][kVectorWidth]";
+  if (kNorm)
+    os << ", const float (&k_weight)[kChunks][kVectorWidth]";
+  os << ") {\n"
+     << "  const int lane = s.lane, t = w.t;\n"
+     << "  const unsigned group_mask = s.group_mask;\n";
+  if (rope)
+    os << "  const auto rope_cos = s.rope_cos;\n  const auto rope_sin = s.rope_sin;\n";
+  if (fp8)
+    os << "  const float k_scale_value = s.k_scale_value, v_scale_value = s.v_scale_value;\n";
+  os << "  const long long *token_slot = s.token_slot;\n"
+     << "  act_t *q_out = s.q_out;\n  cache_t *k_cache = s.k_cache, *v_cache = s.v_cache;\n";
+  if (gate)
+    os << "  act_t *gate_out = s.gate_out;\n";
+  {
+  auto printNorm = [&](bool forQ, bool forK) {
+    bool gemma = anyNorm && *op.getNormStyle() == NormStyle::gemma;
+    auto one = [&](int kind, const char *weight) {
+      os << "    if constexpr (kKind == " << kind << ") // RMSNorm over the head dim"
+         << (gemma ? ", Gemma style (1 + w)" : "") << "\n"
+         << "      attnc::rms_norm_head<" << (gemma ? "true" : "false")
+         << ", kChunks, kThreadsPerHead, kVectorWidth>(x, " << weight
+         << ", kQkHeadDim, kNormEps, group_mask);\n";
+    };
+    if (forQ)
+      one(0, "q_weight");
+    if (forK)
+      one(1, "k_weight");
+  };
+  if (!normAfterRope)
+    printNorm(qNorm, kNorm);
+  if (rope) {
+    bool neox = *op.getRopeStyle() == RopeStyle::neox;
+    // Partners inside the thread's own vector need no exchange (gptj with
+    // vectors of 2 or more); otherwise shuffles fetch them.
+    bool pairInVector = !neox && schedule.getVectorWidth() >= 2;
+    os << "    if constexpr (kKind <= 1) { // rotary embedding, "
+       << (neox ? "neox (halves)" : "gptj (interleaved pairs)") << "\n"
+       << "      // Partners are gathered before any element is rotated.\n"
+       << "      float partner[kChunks][kVectorWidth];\n";
+    if (pairInVector) {
+      os << R"(#pragma unroll
+      for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+        for (int i = 0; i < kVectorWidth; ++i) partner[c][i] = x[c][i ^ 1];
+)";
+    } else {
+      os << R"(#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        const int v = c * kThreadsPerHead + lane; // this thread's vector
+)";
+      if (neox)
+        os << "        const int j = v * kVectorWidth - kRotaryOffset;\n"
+              "        int pv = j < kRotaryHalf ? v + kRotaryHalf / kVectorWidth"
+              " : v - kRotaryHalf / kVectorWidth;\n";
+      else
+        os << "        int pv = v ^ 1; // vector width 1: the pair spans two lanes\n";
+      os << R"(        pv = pv < 0 ? 0 : pv; // partners of unrotated elements go unused
+#pragma unroll
+        for (int i = 0; i < kVectorWidth; ++i)
+          partner[c][i] = attnc::group_fetch<kChunks, kThreadsPerHead, kVectorWidth>(
+              x, pv / kThreadsPerHead, pv % kThreadsPerHead, i, group_mask);
+      }
+)";
+    }
+    // The vector width divides the rotary offset and dim (the schedule's
+    // rule), so a vector is wholly inside or outside the rotated range, and
+    // its angles are consecutive table entries: one wide shared-memory read.
+    os << R"(      if (w.active) {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+          const int d0 = (c * kThreadsPerHead + lane) * kVectorWidth;
+          const int j0 = d0 - kRotaryOffset;
+          if (d0 < kQkHeadDim && j0 >= 0 && j0 < kRotaryDim) {
+            float cs[kVectorWidth], sn[kVectorWidth];
+            attnc::load_floats<kVectorWidth>(&rope_cos[t][j0], cs);
+            attnc::load_floats<kVectorWidth>(&rope_sin[t][j0], sn);
+#pragma unroll
+            for (int i = 0; i < kVectorWidth; ++i)
+              x[c][i] = x[c][i] * cs[i] + partner[c][i] * sn[i];
+          }
+        }
+      }
+    }
+)";
+  }
+  if (normAfterRope)
+    printNorm(qNorm, kNorm);
+  os << R"(    if (!w.active) return;
+    if constexpr (kKind == 0) {
+      attnc::store_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>(
+          q_out + ((long long)w.token * kNumQHeads + w.head) * kQkHeadDim, lane, kQkHeadDim, x);
+)";
+  if (gate)
+    os << R"(    } else if constexpr (kKind == 3) {
+      attnc::store_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>(
+          gate_out + ((long long)w.token * kNumQHeads + w.head) * kVHeadDim, lane, kVHeadDim, x);
+)";
+  os << R"(    } else {
+      // k or v into the paged cache; a negative slot is padding.
+      constexpr int kDim = kKind == 1 ? kQkHeadDim : kVHeadDim;
+      const long long slot = token_slot[t];
+      if (slot < 0) return;
+      cache_t *dst = (kKind == 1 ? k_cache : v_cache) + (slot * kNumKvHeads + w.head) * kDim;
+)";
+  if (fp8)
+    os << R"(      // The cache stores x / scale (a true division, as the reference does).
+      const float scale = kKind == 1 ? k_scale_value : v_scale_value;
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+        for (int i = 0; i < kVectorWidth; ++i) x[c][i] = __fdiv_rn(x[c][i], scale);
+)";
+  os << R"(      attnc::store_head<cache_t, kChunks, kThreadsPerHead, kVectorWidth>(dst, lane, kDim, x);
+    }
+}
+
+)";
+  }
   // Signature: inputs in ABI order, then outputs, then scalars.
   SmallVector<std::string> params = {
       "const act_t *__restrict__ qkv",
@@ -343,180 +486,76 @@ __device__ __forceinline__ WorkItem locate(int item, int first_token, int num_to
           "  attnc::load_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>("
           "k_norm_weight, lane, kQkHeadDim, true, k_weight);\n";
   if (rope)
-    os << R"(  // cos/sin of each token's angles, shared by all its q and k heads.
-  __shared__ __align__(16) float rope_cos[kTokensPerBlock][kRotaryHalf];
-  __shared__ __align__(16) float rope_sin[kTokensPerBlock][kRotaryHalf];
+    os << R"(  // Each token's rotation, shared by all its q and k heads, indexed by the
+  // rotary element j: out[j] = x[j] * rope_cos[j] + partner(j) * rope_sin[j],
+  // the sign of the sine folded into the table.
+  __shared__ __align__(16) float rope_cos[kTokensPerBlock][kRotaryDim];
+  __shared__ __align__(16) float rope_sin[kTokensPerBlock][kRotaryDim];
   for (int i = threadIdx.x; i < kTokensPerBlock * kRotaryHalf; i += kThreadsPerBlock) {
     const int t = i / kRotaryHalf, f = i % kRotaryHalf;
     float c = 1.0f, s = 0.0f;
     if (first_token + t < num_tokens)
       attnc::rope_cos_sin(positions[first_token + t], kInvFreq[f], &c, &s);
-    rope_cos[t][f] = c * kRopeAttentionFactor;
-    rope_sin[t][f] = s * kRopeAttentionFactor;
+    c *= kRopeAttentionFactor;
+    s *= kRopeAttentionFactor;
+)";
+    if (*op.getRopeStyle() == RopeStyle::neox)
+      os << R"(    // neox: element f pairs with f + half.
+    rope_cos[t][f] = c;
+    rope_sin[t][f] = -s;
+    rope_cos[t][f + kRotaryHalf] = c;
+    rope_sin[t][f + kRotaryHalf] = s;
+  }
+)";
+    else
+      os << R"(    // gptj: element 2f pairs with 2f + 1.
+    rope_cos[t][2 * f] = c;
+    rope_sin[t][2 * f] = -s;
+    rope_cos[t][2 * f + 1] = c;
+    rope_sin[t][2 * f + 1] = s;
   }
 )";
   os << "  __syncthreads();\n";
   if (fp8)
     os << "  const float k_scale_value = *k_scale, v_scale_value = *v_scale;\n";
-  os << R"(  // Every thread runs every iteration (warp-synchronous steps inside).
-  // Each batch issues all its loads before using any, so that several
-  // 16-byte loads per thread are in flight.
+  os << "  BlockState state;\n"
+     << "  state.lane = lane;\n"
+     << "  state.group_mask = attnc::group_lane_mask<kThreadsPerHead>();\n"
+     << "  state.token_slot = token_slot;\n"
+     << "  state.q_out = q_out;\n"
+     << "  state.k_cache = k_cache;\n  state.v_cache = v_cache;\n";
+  if (gate)
+    os << "  state.gate_out = gate_out;\n";
+  if (rope)
+    os << "  state.rope_cos = rope_cos;\n  state.rope_sin = rope_sin;\n";
+  if (fp8)
+    os << "  state.k_scale_value = k_scale_value;\n  state.v_scale_value = v_scale_value;\n";
+  os << R"(
+  // Every thread runs every iteration. Each batch issues all its loads
+  // before using any, so that several 16-byte loads per thread are in
+  // flight.
   for (int batch = 0; batch < kIterations; batch += kPrefetch) {
     float xs[kPrefetch][kChunks][kVectorWidth];
+    WorkItem items[kPrefetch];
 #pragma unroll
     for (int p = 0; p < kPrefetch; ++p) {
-      const WorkItem w = locate((batch + p) * kHeadsPerBlock + group, first_token, num_tokens);
+      const WorkItem w = items[p] =
+          locate((batch + p) * kHeadsPerBlock + group, first_token, num_tokens);
       attnc::load_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>(
           qkv + (long long)w.token * kFusedWidth + w.column, lane, w.dim, w.active, xs[p]);
     }
 #pragma unroll
-  for (int p = 0; p < kPrefetch; ++p) {
-    const WorkItem w = locate((batch + p) * kHeadsPerBlock + group, first_token, num_tokens);
-    const int t = w.t, token = w.token, kind = w.kind, head = w.head, dim = w.dim;
-    const bool active = w.active;
-    float (&x)[kChunks][kVectorWidth] = xs[p];
+    for (int p = 0; p < kPrefetch; ++p) {
+      switch (items[p].kind) {
 )";
-  // The norm block, printed where the stage order puts it.
-  std::string normBlock;
-  if (anyNorm) {
-    llvm::raw_string_ostream ns(normBlock);
-    bool gemma = *op.getNormStyle() == NormStyle::gemma;
-    std::string applies;
-    if (qNorm && kNorm)
-      applies = "kind <= 1";
-    else
-      applies = qNorm ? "kind == 0" : "kind == 1";
-    std::string weight = qNorm && kNorm
-                             ? "kind == 0 ? q_weight[c][i] : k_weight[c][i]"
-                         : qNorm ? "q_weight[c][i]"
-                                 : "k_weight[c][i]";
-    ns << "    { // RMSNorm over the head dim"
-       << (gemma ? ", Gemma style x * (1 + w)" : ", x * w") << "\n"
-       << R"(      float sum_squares = 0.0f;
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c)
-#pragma unroll
-        for (int i = 0; i < kVectorWidth; ++i) sum_squares += x[c][i] * x[c][i];
-      sum_squares = attnc::group_sum<kThreadsPerHead>(sum_squares);
-)"
-       << "      if (" << applies << ") {\n"
-       << R"(        const float inv_rms = rsqrtf(sum_squares / kQkHeadDim + kNormEps);
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c)
-#pragma unroll
-          for (int i = 0; i < kVectorWidth; ++i) {
-)"
-       << "            const float w = " << weight << ";\n"
-       << "            x[c][i] *= inv_rms * " << (gemma ? "(1.0f + w)" : "w")
-       << ";\n"
-       << "          }\n      }\n    }\n";
+  {
+    std::string extra = (qNorm ? ", q_weight" : "") + std::string(kNorm ? ", k_weight" : "");
+    for (int kind = 0; kind < (gate ? 4 : 3); ++kind)
+      os << "      case " << kind << ": process<" << kind << ">(xs[p], items[p], state"
+         << extra << "); break;\n";
   }
-  if (anyNorm && !normAfterRope)
-    os << normBlock;
-  if (rope) {
-    bool neox = *op.getRopeStyle() == RopeStyle::neox;
-    // Partners inside the thread's own vector need no exchange (gptj with
-    // vectors of 2 or more); otherwise warp shuffles fetch them.
-    bool pairInVector = !neox && schedule.getVectorWidth() >= 2;
-    os << "    { // rotary embedding, "
-       << (neox ? "neox (halves)" : "gptj (interleaved pairs)") << "\n";
-    // Partners are gathered before any element is rotated.
-    os << "      float partner[kChunks][kVectorWidth];\n";
-    if (pairInVector) {
-      os << R"(#pragma unroll
-      for (int c = 0; c < kChunks; ++c)
-#pragma unroll
-        for (int i = 0; i < kVectorWidth; ++i) partner[c][i] = x[c][i ^ 1];
-)";
-    } else {
-      os << R"(#pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        const int v = c * kThreadsPerHead + lane; // this thread's vector
-)";
-      if (neox)
-        os << "        const int j = v * kVectorWidth - kRotaryOffset;\n"
-              "        int pv = j < kRotaryHalf ? v + kRotaryHalf / kVectorWidth"
-              " : v - kRotaryHalf / kVectorWidth;\n";
-      else
-        os << "        int pv = v ^ 1; // vector width 1: the pair spans two lanes\n";
-      os << R"(        pv = pv < 0 ? 0 : pv; // partners of unrotated elements go unused
-#pragma unroll
-        for (int i = 0; i < kVectorWidth; ++i)
-          partner[c][i] = attnc::group_fetch<kChunks, kThreadsPerHead, kVectorWidth>(
-              x, pv / kThreadsPerHead, pv % kThreadsPerHead, i);
-      }
-)";
+  os << R"(      }
     }
-    // The vector width divides the rotary offset and dim (the schedule's
-    // rule), so a vector is wholly inside or outside the rotated range, and
-    // its angles are consecutive table entries: one wide shared-memory read.
-    os << R"(      if (active && kind <= 1) {
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c) {
-          const int d0 = (c * kThreadsPerHead + lane) * kVectorWidth;
-          const int j0 = d0 - kRotaryOffset;
-          if (d0 < kQkHeadDim && j0 >= 0 && j0 < kRotaryDim) {
-)";
-    if (neox)
-      os << R"(            const bool first = j0 < kRotaryHalf;
-            const int f0 = first ? j0 : j0 - kRotaryHalf;
-            float cs[kVectorWidth], sn[kVectorWidth];
-            attnc::load_floats<kVectorWidth>(&rope_cos[t][f0], cs);
-            attnc::load_floats<kVectorWidth>(&rope_sin[t][f0], sn);
-#pragma unroll
-            for (int i = 0; i < kVectorWidth; ++i) {
-              const float p = partner[c][i];
-              x[c][i] = x[c][i] * cs[i] + (first ? -p : p) * sn[i];
-            }
-)";
-    else if (pairInVector)
-      os << R"(            // Pairs (2f, 2f+1) share angle f: half as many table entries.
-            float cs[kVectorWidth / 2], sn[kVectorWidth / 2];
-            attnc::load_floats<kVectorWidth / 2>(&rope_cos[t][j0 >> 1], cs);
-            attnc::load_floats<kVectorWidth / 2>(&rope_sin[t][j0 >> 1], sn);
-#pragma unroll
-            for (int i = 0; i < kVectorWidth; ++i) {
-              const float p = partner[c][i];
-              x[c][i] = x[c][i] * cs[i >> 1] + ((i & 1) == 0 ? -p : p) * sn[i >> 1];
-            }
-)";
-    else
-      os << R"(            const float p = partner[c][0];
-            const int f = j0 >> 1;
-            x[c][0] = x[c][0] * rope_cos[t][f] + ((j0 & 1) == 0 ? -p : p) * rope_sin[t][f];
-)";
-    os << "          }\n        }\n      }\n    }\n";
-  }
-  if (anyNorm && normAfterRope)
-    os << normBlock;
-  os << R"(    if (!active) continue;
-    if (kind == 0) {
-      attnc::store_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>(
-          q_out + ((long long)token * kNumQHeads + head) * kQkHeadDim, lane, kQkHeadDim, x);
-)";
-  if (gate)
-    os << R"(    } else if (kind == 3) {
-      attnc::store_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>(
-          gate_out + ((long long)token * kNumQHeads + head) * kVHeadDim, lane, kVHeadDim, x);
-)";
-  os << R"(    } else {
-      // k or v into the paged cache; a negative slot is padding.
-      const long long slot = token_slot[t];
-      if (slot < 0) continue;
-      cache_t *dst = (kind == 1 ? k_cache : v_cache) +
-                     (slot * kNumKvHeads + head) * (long long)dim;
-)";
-  if (fp8)
-    os << R"(      // The cache stores x / scale (a true division, as the reference does).
-      const float scale = kind == 1 ? k_scale_value : v_scale_value;
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c)
-#pragma unroll
-        for (int i = 0; i < kVectorWidth; ++i) x[c][i] = __fdiv_rn(x[c][i], scale);
-)";
-  os << R"(      attnc::store_head<cache_t, kChunks, kThreadsPerHead, kVectorWidth>(dst, lane, dim, x);
-    }
-  }
   }
 }
 )";

@@ -58,13 +58,44 @@ __device__ __forceinline__ void load_vec(const T *src, float (&out)[N]) {
     out[i] = to_float(packed.v[i]);
 }
 
+/// The bit pattern of one element, in the low bits.
+__device__ __forceinline__ unsigned raw_bits(float x) { return __float_as_uint(x); }
+__device__ __forceinline__ unsigned raw_bits(__half x) { return __half_as_ushort(x); }
+__device__ __forceinline__ unsigned raw_bits(__nv_bfloat16 x) {
+  return __bfloat16_as_ushort(x);
+}
+__device__ __forceinline__ unsigned raw_bits(__nv_fp8_e4m3 x) { return x.__x; }
+
 template <typename T, int N>
 __device__ __forceinline__ void store_vec(T *dst, const float (&in)[N]) {
-  Vec<T, N> packed;
+  constexpr int kBytes = int(sizeof(T)) * N;
+  if constexpr (kBytes >= 4) {
+    // Packed into 32-bit words and stored as one access of the vector's
+    // size: element-wise (or struct) stores are split into narrow ones.
+    constexpr int kWords = kBytes / 4, kPerWord = 4 / int(sizeof(T));
+    unsigned words[kWords];
 #pragma unroll
-  for (int i = 0; i < N; ++i)
-    packed.v[i] = from_float<T>(in[i]);
-  *reinterpret_cast<Vec<T, N> *>(dst) = packed;
+    for (int k = 0; k < kWords; ++k) {
+      words[k] = 0;
+#pragma unroll
+      for (int e = 0; e < kPerWord; ++e)
+        words[k] |= raw_bits(from_float<T>(in[k * kPerWord + e]))
+                    << (8 * int(sizeof(T)) * e);
+    }
+    // __stcg is one vector instruction by construction (a plain store may
+    // be split when the compiler cannot prove the alignment) and keeps the
+    // line in L2 only, where the next kernel reads it.
+    if constexpr (kWords == 4)
+      __stcg(reinterpret_cast<uint4 *>(dst), make_uint4(words[0], words[1], words[2], words[3]));
+    else if constexpr (kWords == 2)
+      __stcg(reinterpret_cast<uint2 *>(dst), make_uint2(words[0], words[1]));
+    else
+      __stcg(reinterpret_cast<unsigned *>(dst), words[0]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      dst[i] = from_float<T>(in[i]);
+  }
 }
 
 /// N consecutive floats (N a power of two) as 16-, 8- or 4-byte accesses;
@@ -124,31 +155,68 @@ store_head(T *dst, int lane, int dim, const float (&x)[Chunks][VectorWidth]) {
 
 /// Element `i` of vector `src_chunk` as held by lane `src_lane` of this
 /// thread's group of `ThreadsPerHead` lanes (the layout of load_head). Every
-/// lane of the warp must call it; conflict-free, unlike a shared-memory
-/// exchange of strided elements.
+/// lane of the group (`group_mask`) must call it; conflict-free, unlike a
+/// shared-memory exchange of strided elements.
 template <int Chunks, int ThreadsPerHead, int VectorWidth>
 __device__ __forceinline__ float group_fetch(const float (&x)[Chunks][VectorWidth],
-                                             int src_chunk, int src_lane, int i) {
+                                             int src_chunk, int src_lane, int i,
+                                             unsigned group_mask) {
   float value = 0.0f;
 #pragma unroll
   for (int c = 0; c < Chunks; ++c) {
-    const float got = __shfl_sync(0xffffffffu, x[c][i], src_lane, ThreadsPerHead);
+    const float got = __shfl_sync(group_mask, x[c][i], src_lane, ThreadsPerHead);
     if (c == src_chunk)
       value = got;
   }
   return value;
 }
 
+/// A compile-time tag (e.g. the kind of a work item), for generic lambdas.
+template <int K> struct Kind {
+  static constexpr int value = K;
+};
+
+/// The lanes of this thread's group of `Width` consecutive lanes.
+template <int Width> __device__ __forceinline__ unsigned group_lane_mask() {
+  if constexpr (Width >= 32)
+    return 0xffffffffu;
+  else
+    return ((1u << Width) - 1u) << ((threadIdx.x % 32) / Width * Width);
+}
+
 /// Sum over groups of `Width` consecutive lanes (Width a power of two <= 32);
-/// every lane of the warp must call it.
-template <int Width> __device__ __forceinline__ float group_sum(float x) {
+/// every lane of the group (`mask`) must call it.
+template <int Width>
+__device__ __forceinline__ float group_sum(float x, unsigned mask = 0xffffffffu) {
 #pragma unroll
   for (int offset = Width / 2; offset > 0; offset /= 2)
-    x += __shfl_xor_sync(0xffffffffu, x, offset);
+    x += __shfl_xor_sync(mask, x, offset);
   return x;
 }
 
 __device__ __forceinline__ float warp_sum(float x) { return group_sum<32>(x); }
+
+/// RMSNorm of one head held as load_head lays it out, over `dim` elements:
+/// x * rsqrt(mean(x^2) + eps) * w, or * (1 + w) when Gemma. Every lane of
+/// the group calls it.
+template <bool Gemma, int Chunks, int ThreadsPerHead, int VectorWidth>
+__device__ __forceinline__ void
+rms_norm_head(float (&x)[Chunks][VectorWidth], const float (&w)[Chunks][VectorWidth],
+              int dim, float eps, unsigned group_mask) {
+  float sum_squares = 0.0f;
+#pragma unroll
+  for (int c = 0; c < Chunks; ++c)
+#pragma unroll
+    for (int i = 0; i < VectorWidth; ++i)
+      sum_squares += x[c][i] * x[c][i];
+  sum_squares = group_sum<ThreadsPerHead>(sum_squares, group_mask);
+  const float inv_rms = rsqrtf(sum_squares / dim + eps);
+#pragma unroll
+  for (int c = 0; c < Chunks; ++c)
+#pragma unroll
+    for (int i = 0; i < VectorWidth; ++i)
+      x[c][i] *= inv_rms * (Gemma ? 1.0f + w[c][i] : w[c][i]);
+}
 
 __device__ __forceinline__ float warp_max(float x) {
 #pragma unroll

@@ -27,11 +27,12 @@
 // CHECK: : kVOffset + head * (long long)kVHeadDim;
 // The gate is read from its own segment and written to gate_out.
 // CHECK: if (kind == 3) w.column = kGateOffset + head * kGateHeadStride;
-// CHECK: act_t *__restrict__ gate_out,
 // CHECK-NOT: rsqrtf
 // CHECK-NOT: rotate_buffer
-// CHECK: gate_out + ((long long)token * kNumQHeads + head) * kVHeadDim, lane, kVHeadDim, x);
-// CHECK: (slot * kNumKvHeads + head) * (long long)dim;
+// CHECK: gate_out + ((long long)w.token * kNumQHeads + w.head) * kVHeadDim, lane, kVHeadDim, x);
+// CHECK: constexpr int kDim = kKind == 1 ? kQkHeadDim : kVHeadDim;
+// CHECK: (slot * kNumKvHeads + w.head) * kDim;
+// CHECK: act_t *__restrict__ gate_out,
 // CHECK-NOT: rsqrtf
 // CHECK-LABEL: // ===== abi small__preprocess =====
 // CHECK-NOT: norm_weight
@@ -67,9 +68,11 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // CHECK: __constant__ double kInvFreq[kRotaryHalf] = {
 // The rope comes before the norm in the source, as in the stages.
 // CHECK: // rotary embedding, gptj (interleaved pairs)
-// CHECK: { // RMSNorm over the head dim, Gemma style x * (1 + w)
-// CHECK: x[c][i] *= inv_rms * (1.0f + w);
-// CHECK: const float scale = kind == 1 ? k_scale_value : v_scale_value;
+// CHECK: if constexpr (kKind == 0) // RMSNorm over the head dim, Gemma style (1 + w)
+// CHECK-NEXT: attnc::rms_norm_head<true, kChunks, kThreadsPerHead, kVectorWidth>(x, q_weight, kQkHeadDim, kNormEps, group_mask);
+// CHECK: if constexpr (kKind == 1) // RMSNorm over the head dim, Gemma style (1 + w)
+// CHECK-NEXT: attnc::rms_norm_head<true, kChunks, kThreadsPerHead, kVectorWidth>(x, k_weight, kQkHeadDim, kNormEps, group_mask);
+// CHECK: const float scale = kKind == 1 ? k_scale_value : v_scale_value;
 // CHECK: x[c][i] = __fdiv_rn(x[c][i], scale);
 // CHECK-LABEL: // ===== kernel big__attention (attention) =====
 // CHECK: constexpr int kGroupSize = 8;
