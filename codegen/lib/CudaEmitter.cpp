@@ -485,7 +485,7 @@ struct BlockState {
     os << "  float k_weight[kChunks][kVectorWidth];\n"
           "  attnc::load_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>("
           "k_norm_weight, lane, kQkHeadDim, true, k_weight);\n";
-  if (rope)
+  if (rope) {
     os << R"(  // Each token's rotation, shared by all its q and k heads, indexed by the
   // rotary element j: out[j] = x[j] * rope_cos[j] + partner(j) * rope_sin[j],
   // the sign of the sine folded into the table.
@@ -515,6 +515,7 @@ struct BlockState {
     rope_sin[t][2 * f + 1] = s;
   }
 )";
+  }
   os << "  __syncthreads();\n";
   if (fp8)
     os << "  const float k_scale_value = *k_scale, v_scale_value = *v_scale;\n";
