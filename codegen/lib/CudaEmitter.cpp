@@ -237,16 +237,9 @@ FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
      << ";\n"
      << "constexpr int kTokensPerBlock = " << schedule.getTokensPerBlock()
      << ";\n"
-     << "// Work items of a token: q heads, k heads, v heads"
-     << (gate ? ", gate heads" : "") << ".\n"
-     << "constexpr int kItemsPerToken = kNumQHeads + 2 * kNumKvHeads"
-     << (gate ? " + kNumQHeads" : "") << ";\n"
-     << "constexpr int kItemsPerBlock = kItemsPerToken * kTokensPerBlock;\n"
-     << "constexpr int kIterations = (kItemsPerBlock + kHeadsPerBlock - 1) / "
-        "kHeadsPerBlock;\n"
-     << "// Iterations whose loads are issued together. Two keep 32 bytes per\n"
+     << "// Work items whose loads are issued together. Two keep 32 bytes per\n"
         "// thread in flight while the registers stay under the bound below.\n"
-     << "constexpr int kPrefetch = kIterations < 2 ? kIterations : 2;\n"
+     << "constexpr int kPrefetch = 2;\n"
      << "// Blocks per SM the register budget must allow: 1024 threads, enough\n"
         "// loads in flight for the memory system.\n"
      << "constexpr int kMinBlocksPerSm = kThreadsPerBlock >= 1024 ? 1 : 1024 / "
@@ -272,33 +265,15 @@ FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
     os << "\n};\n";
   }
   os << R"(
-/// One (token, head) of the block's work: which tensor, where it is.
+/// One (token, head) of the block's work.
 struct WorkItem {
-  int t, token, kind, head, dim;
+  int t, token, head;
   bool active;
-  long long column;
 };
+} // namespace
 
-/// kind 0: q head, 1: k head, 2: v head, 3: gate head.
-__device__ __forceinline__ WorkItem locate(int item, int first_token, int num_tokens) {
-  WorkItem w;
-  w.t = item / kItemsPerToken;
-  w.token = first_token + w.t;
-  w.active = item < kItemsPerBlock && w.token < num_tokens;
-  int head = item % kItemsPerToken, kind = 0;
-  if (head >= kNumQHeads) { head -= kNumQHeads; kind = 1;
-    if (head >= kNumKvHeads) { head -= kNumKvHeads; kind = 2;
-      if (head >= kNumKvHeads) { head -= kNumKvHeads; kind = 3; } } }
-  w.kind = kind;
-  w.head = head;
-  w.dim = kind >= 2 ? kVHeadDim : kQkHeadDim;
-  w.column = kind == 0 ? kQOffset + head * kQHeadStride
-           : kind == 1 ? kKOffset + head * (long long)kQkHeadDim
-                       : kVOffset + head * (long long)kVHeadDim;
 )";
-  if (gate)
-    os << "  if (kind == 3) w.column = kGateOffset + head * kGateHeadStride;\n";
-  os << "  return w;\n}\n} // namespace\n\n";
+
 
   // One work item's stages, specialised per kind at compile time: q and k
   // heads get the norm and the rotation their stages call for, v and gate
@@ -443,6 +418,49 @@ struct BlockState {
 
 )";
   }
+  // The block's work, kind by kind: item i of a kind is head i % heads of
+  // token i / heads, so the kind, the head dim and the column are compile-
+  // time constants in each loop.
+  {
+    std::string weights = (qNorm ? ", q_weight" : "") + std::string(kNorm ? ", k_weight" : "");
+    std::string weightParams =
+        (qNorm ? ", const float (&q_weight)[kChunks][kVectorWidth]" : "") +
+        std::string(kNorm ? ", const float (&k_weight)[kChunks][kVectorWidth]" : "");
+    os << "template <int kKind>\n"
+          "__device__ __forceinline__ void run_kind(const act_t *__restrict__ qkv, int group, "
+          "int first_token,\n                                         int num_tokens, "
+          "const BlockState &s" << weightParams << ") {\n"
+       << "  constexpr int kHeads = kKind == 0 || kKind == 3 ? kNumQHeads : kNumKvHeads;\n"
+       << "  constexpr int kDim = kKind >= 2 ? kVHeadDim : kQkHeadDim;\n"
+       << "  constexpr long long kOffset = kKind == 0 ? kQOffset : kKind == 1 ? kKOffset"
+       << (gate ? " : kKind == 2 ? kVOffset : kGateOffset;\n" : " : kVOffset;\n")
+       << "  constexpr long long kStride = kKind == 0 ? kQHeadStride : kKind == 1 ? kQkHeadDim"
+       << (gate ? " : kKind == 2 ? kVHeadDim : kGateHeadStride;\n" : " : kVHeadDim;\n")
+       << R"(  constexpr int kItems = kHeads * kTokensPerBlock;
+  constexpr int kIterations = (kItems + kHeadsPerBlock - 1) / kHeadsPerBlock;
+  // Each batch issues all its loads before using any, so that several
+  // 16-byte loads per thread are in flight. Every thread runs every batch.
+  for (int batch = 0; batch < kIterations; batch += kPrefetch) {
+    float xs[kPrefetch][kChunks][kVectorWidth];
+    WorkItem items[kPrefetch];
+#pragma unroll
+    for (int p = 0; p < kPrefetch; ++p) {
+      const int item = (batch + p) * kHeadsPerBlock + group;
+      WorkItem &w = items[p];
+      w.t = item / kHeads;
+      w.head = item % kHeads;
+      w.token = first_token + w.t;
+      w.active = item < kItems && w.token < num_tokens;
+      attnc::load_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>(
+          qkv + (long long)w.token * kFusedWidth + kOffset + w.head * kStride, s.lane, kDim,
+          w.active, xs[p]);
+    }
+#pragma unroll
+    for (int p = 0; p < kPrefetch; ++p)
+)"
+       << "      process<kKind>(xs[p], items[p], s" << weights << ");\n"
+       << "  }\n}\n\n";
+  }
   // Signature: inputs in ABI order, then outputs, then scalars.
   SmallVector<std::string> params = {
       "const act_t *__restrict__ qkv",
@@ -531,35 +549,13 @@ struct BlockState {
     os << "  state.rope_cos = rope_cos;\n  state.rope_sin = rope_sin;\n";
   if (fp8)
     os << "  state.k_scale_value = k_scale_value;\n  state.v_scale_value = v_scale_value;\n";
-  os << R"(
-  // Every thread runs every iteration. Each batch issues all its loads
-  // before using any, so that several 16-byte loads per thread are in
-  // flight.
-  for (int batch = 0; batch < kIterations; batch += kPrefetch) {
-    float xs[kPrefetch][kChunks][kVectorWidth];
-    WorkItem items[kPrefetch];
-#pragma unroll
-    for (int p = 0; p < kPrefetch; ++p) {
-      const WorkItem w = items[p] =
-          locate((batch + p) * kHeadsPerBlock + group, first_token, num_tokens);
-      attnc::load_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>(
-          qkv + (long long)w.token * kFusedWidth + w.column, lane, w.dim, w.active, xs[p]);
-    }
-#pragma unroll
-    for (int p = 0; p < kPrefetch; ++p) {
-      switch (items[p].kind) {
-)";
   {
-    std::string extra = (qNorm ? ", q_weight" : "") + std::string(kNorm ? ", k_weight" : "");
+    std::string weights = (qNorm ? ", q_weight" : "") + std::string(kNorm ? ", k_weight" : "");
     for (int kind = 0; kind < (gate ? 4 : 3); ++kind)
-      os << "      case " << kind << ": process<" << kind << ">(xs[p], items[p], state"
-         << extra << "); break;\n";
+      os << "  run_kind<" << kind << ">(qkv, group, first_token, num_tokens, state" << weights
+         << ");\n";
   }
-  os << R"(      }
-    }
-  }
-}
-)";
+  os << "}\n";
 
   // ABI.
   ElementType activation = abiType(emissionString(emission, "activation"));

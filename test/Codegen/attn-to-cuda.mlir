@@ -22,16 +22,16 @@
 // CHECK: constexpr long long kVOffset = 24;
 // CHECK: constexpr long long kGateOffset = 2;
 // CHECK: constexpr long long kGateHeadStride = 5;
-// V rows and the V cache are indexed with Dv, K with Dqk.
-// CHECK: w.dim = kind >= 2 ? kVHeadDim : kQkHeadDim;
-// CHECK: : kVOffset + head * (long long)kVHeadDim;
-// The gate is read from its own segment and written to gate_out.
-// CHECK: if (kind == 3) w.column = kGateOffset + head * kGateHeadStride;
 // CHECK-NOT: rsqrtf
 // CHECK-NOT: rotate_buffer
+// The gate is written from its own segment to gate_out; V rows and the V
+// cache are indexed with Dv, K with Dqk.
 // CHECK: gate_out + ((long long)w.token * kNumQHeads + w.head) * kVHeadDim, lane, kVHeadDim, x);
 // CHECK: constexpr int kDim = kKind == 1 ? kQkHeadDim : kVHeadDim;
 // CHECK: (slot * kNumKvHeads + w.head) * kDim;
+// CHECK: constexpr int kDim = kKind >= 2 ? kVHeadDim : kQkHeadDim;
+// CHECK: constexpr long long kOffset = kKind == 0 ? kQOffset : kKind == 1 ? kKOffset : kKind == 2 ? kVOffset : kGateOffset;
+// CHECK: constexpr long long kStride = kKind == 0 ? kQHeadStride : kKind == 1 ? kQkHeadDim : kKind == 2 ? kVHeadDim : kGateHeadStride;
 // CHECK: act_t *__restrict__ gate_out,
 // CHECK-NOT: rsqrtf
 // CHECK-LABEL: // ===== abi small__preprocess =====
