@@ -293,22 +293,22 @@ struct BlockState {
   if (rope)
     os << "  const float (*rope_cos)[kRotaryDim], (*rope_sin)[kRotaryDim];\n";
   if (fp8)
-    os << "  float k_scale_value, v_scale_value;\n";
+    os << "  float k_inv_scale, v_inv_scale;\n";
   os << "};\n\n/// Kind 0: q head, 1: k head, 2: v head, 3: gate head.\n"
      << "template <int kKind>\n__device__ __forceinline__ void process("
         "float (&x)[kChunks][kVectorWidth], const WorkItem &w,\n"
         "                                        const BlockState &s";
   if (qNorm)
-    os << ", const float (&q_weight)[kChunks][kVectorWidth]";
+    os << ", const attnc::Vec<act_t, kVectorWidth> (&q_weight)[kChunks]";
   if (kNorm)
-    os << ", const float (&k_weight)[kChunks][kVectorWidth]";
+    os << ", const attnc::Vec<act_t, kVectorWidth> (&k_weight)[kChunks]";
   os << ") {\n"
      << "  const int lane = s.lane, t = w.t;\n"
      << "  const unsigned group_mask = s.group_mask;\n";
   if (rope)
     os << "  const auto rope_cos = s.rope_cos;\n  const auto rope_sin = s.rope_sin;\n";
   if (fp8)
-    os << "  const float k_scale_value = s.k_scale_value, v_scale_value = s.v_scale_value;\n";
+    os << "  const float k_inv_scale = s.k_inv_scale, v_inv_scale = s.v_inv_scale;\n";
   os << "  const long long *token_slot = s.token_slot;\n"
      << "  act_t *q_out = s.q_out;\n  cache_t *k_cache = s.k_cache, *v_cache = s.v_cache;\n";
   if (gate)
@@ -405,12 +405,14 @@ struct BlockState {
       cache_t *dst = (kKind == 1 ? k_cache : v_cache) + (slot * kNumKvHeads + w.head) * kDim;
 )";
   if (fp8)
-    os << R"(      // The cache stores x / scale (a true division, as the reference does).
-      const float scale = kKind == 1 ? k_scale_value : v_scale_value;
+    os << R"(      // The cache stores x / scale, as x * (1 / scale): within one float
+      // rounding of the quotient, far below e4m3's resolution, at a tenth
+      // of a division's cost.
+      const float inv_scale = kKind == 1 ? k_inv_scale : v_inv_scale;
 #pragma unroll
       for (int c = 0; c < kChunks; ++c)
 #pragma unroll
-        for (int i = 0; i < kVectorWidth; ++i) x[c][i] = __fdiv_rn(x[c][i], scale);
+        for (int i = 0; i < kVectorWidth; ++i) x[c][i] *= inv_scale;
 )";
   os << R"(      attnc::store_head<cache_t, kChunks, kThreadsPerHead, kVectorWidth>(dst, lane, kDim, x);
     }
@@ -424,8 +426,8 @@ struct BlockState {
   {
     std::string weights = (qNorm ? ", q_weight" : "") + std::string(kNorm ? ", k_weight" : "");
     std::string weightParams =
-        (qNorm ? ", const float (&q_weight)[kChunks][kVectorWidth]" : "") +
-        std::string(kNorm ? ", const float (&k_weight)[kChunks][kVectorWidth]" : "");
+        (qNorm ? ", const attnc::Vec<act_t, kVectorWidth> (&q_weight)[kChunks]" : "") +
+        std::string(kNorm ? ", const attnc::Vec<act_t, kVectorWidth> (&k_weight)[kChunks]" : "");
     os << "template <int kKind>\n"
           "__device__ __forceinline__ void run_kind(const act_t *__restrict__ qkv, int group, "
           "int first_token,\n                                         int num_tokens, "
@@ -496,13 +498,13 @@ struct BlockState {
                                   ? (long long)slot_mapping[first_token + threadIdx.x] : -1;
 )";
   if (qNorm)
-    os << "  float q_weight[kChunks][kVectorWidth];\n"
-          "  attnc::load_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>("
-          "q_norm_weight, lane, kQkHeadDim, true, q_weight);\n";
+    os << "  attnc::Vec<act_t, kVectorWidth> q_weight[kChunks];\n"
+          "  attnc::load_head_raw<act_t, kChunks, kThreadsPerHead, kVectorWidth>("
+          "q_norm_weight, lane, kQkHeadDim, q_weight);\n";
   if (kNorm)
-    os << "  float k_weight[kChunks][kVectorWidth];\n"
-          "  attnc::load_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>("
-          "k_norm_weight, lane, kQkHeadDim, true, k_weight);\n";
+    os << "  attnc::Vec<act_t, kVectorWidth> k_weight[kChunks];\n"
+          "  attnc::load_head_raw<act_t, kChunks, kThreadsPerHead, kVectorWidth>("
+          "k_norm_weight, lane, kQkHeadDim, k_weight);\n";
   if (rope) {
     os << R"(  // Each token's rotation, shared by all its q and k heads, indexed by the
   // rotary element j: out[j] = x[j] * rope_cos[j] + partner(j) * rope_sin[j],
@@ -536,7 +538,7 @@ struct BlockState {
   }
   os << "  __syncthreads();\n";
   if (fp8)
-    os << "  const float k_scale_value = *k_scale, v_scale_value = *v_scale;\n";
+    os << "  const float k_inv_scale = 1.0f / *k_scale, v_inv_scale = 1.0f / *v_scale;\n";
   os << "  BlockState state;\n"
      << "  state.lane = lane;\n"
      << "  state.group_mask = attnc::group_lane_mask<kThreadsPerHead>();\n"
@@ -548,7 +550,7 @@ struct BlockState {
   if (rope)
     os << "  state.rope_cos = rope_cos;\n  state.rope_sin = rope_sin;\n";
   if (fp8)
-    os << "  state.k_scale_value = k_scale_value;\n  state.v_scale_value = v_scale_value;\n";
+    os << "  state.k_inv_scale = k_inv_scale;\n  state.v_inv_scale = v_inv_scale;\n";
   {
     std::string weights = (qNorm ? ", q_weight" : "") + std::string(kNorm ? ", k_weight" : "");
     for (int kind = 0; kind < (gate ? 4 : 3); ++kind)

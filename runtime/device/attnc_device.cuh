@@ -197,11 +197,12 @@ __device__ __forceinline__ float group_sum(float x, unsigned mask = 0xffffffffu)
 __device__ __forceinline__ float warp_sum(float x) { return group_sum<32>(x); }
 
 /// RMSNorm of one head held as load_head lays it out, over `dim` elements:
-/// x * rsqrt(mean(x^2) + eps) * w, or * (1 + w) when Gemma. Every lane of
-/// the group calls it.
-template <bool Gemma, int Chunks, int ThreadsPerHead, int VectorWidth>
+/// x * rsqrt(mean(x^2) + eps) * w, or * (1 + w) when Gemma. The weights stay
+/// packed in their own type (half the registers of floats) until used.
+/// Every lane of the group calls it.
+template <bool Gemma, int Chunks, int ThreadsPerHead, int VectorWidth, typename W>
 __device__ __forceinline__ void
-rms_norm_head(float (&x)[Chunks][VectorWidth], const float (&w)[Chunks][VectorWidth],
+rms_norm_head(float (&x)[Chunks][VectorWidth], const Vec<W, VectorWidth> (&w)[Chunks],
               int dim, float eps, unsigned group_mask) {
   float sum_squares = 0.0f;
 #pragma unroll
@@ -214,8 +215,27 @@ rms_norm_head(float (&x)[Chunks][VectorWidth], const float (&w)[Chunks][VectorWi
 #pragma unroll
   for (int c = 0; c < Chunks; ++c)
 #pragma unroll
-    for (int i = 0; i < VectorWidth; ++i)
-      x[c][i] *= inv_rms * (Gemma ? 1.0f + w[c][i] : w[c][i]);
+    for (int i = 0; i < VectorWidth; ++i) {
+      const float weight = to_float(w[c].v[i]);
+      x[c][i] *= inv_rms * (Gemma ? 1.0f + weight : weight);
+    }
+}
+
+/// The raw vectors of one head row (load_head's layout), for values kept
+/// packed in registers; elements past `dim` are zero.
+template <typename T, int Chunks, int ThreadsPerHead, int VectorWidth>
+__device__ __forceinline__ void load_head_raw(const T *src, int lane, int dim,
+                                              Vec<T, VectorWidth> (&out)[Chunks]) {
+#pragma unroll
+  for (int c = 0; c < Chunks; ++c) {
+    const int e = (c * ThreadsPerHead + lane) * VectorWidth;
+    if (e < dim)
+      out[c] = *reinterpret_cast<const Vec<T, VectorWidth> *>(src + e);
+    else
+#pragma unroll
+      for (int i = 0; i < VectorWidth; ++i)
+        out[c].v[i] = from_float<T>(0.0f);
+  }
 }
 
 __device__ __forceinline__ float warp_max(float x) {

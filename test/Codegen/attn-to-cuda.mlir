@@ -72,8 +72,8 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // CHECK-NEXT: attnc::rms_norm_head<true, kChunks, kThreadsPerHead, kVectorWidth>(x, q_weight, kQkHeadDim, kNormEps, group_mask);
 // CHECK: if constexpr (kKind == 1) // RMSNorm over the head dim, Gemma style (1 + w)
 // CHECK-NEXT: attnc::rms_norm_head<true, kChunks, kThreadsPerHead, kVectorWidth>(x, k_weight, kQkHeadDim, kNormEps, group_mask);
-// CHECK: const float scale = kKind == 1 ? k_scale_value : v_scale_value;
-// CHECK: x[c][i] = __fdiv_rn(x[c][i], scale);
+// CHECK: const float inv_scale = kKind == 1 ? k_inv_scale : v_inv_scale;
+// CHECK: x[c][i] *= inv_scale;
 // CHECK-LABEL: // ===== kernel big__attention (attention) =====
 // CHECK: constexpr int kGroupSize = 8;
 // CHECK: constexpr int kSlidingWindow = 128;
