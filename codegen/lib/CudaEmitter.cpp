@@ -129,17 +129,33 @@ std::string describeScaling(RopeScalingAttr scaling) {
   return text;
 }
 
+/// The kernel op's `attn.emission` dictionary; an error at the op when
+/// attn-prepare-emission (or attn-specialize, which sets the schedule) has
+/// not run on it.
+FailureOr<DictionaryAttr> preparedEmission(Operation *op, Attribute schedule) {
+  auto emission = op->getAttrOfType<DictionaryAttr>("attn.emission");
+  if (!emission || !schedule)
+    return op->emitOpError() << "is not prepared for emission (run "
+                                "attn-prepare-emission first)";
+  return emission;
+}
+
+/// The layer function a kernel function was outlined from.
+std::string layerOf(func::FuncOp kernel) {
+  return kernel->getAttrOfType<StringAttr>("attn.layer").str();
+}
+
 //===----------------------------------------------------------------------===//
 // Preprocess
 //===----------------------------------------------------------------------===//
 
 FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
                                         FusedPreprocessOp op) {
-  auto emission = op->getAttrOfType<DictionaryAttr>("attn.emission");
   PreprocessScheduleAttr schedule = op.getScheduleAttr();
-  if (!emission || !schedule)
-    return op.emitOpError() << "is not prepared for emission (run "
-                               "attn-prepare-emission first)";
+  FailureOr<DictionaryAttr> prepared = preparedEmission(op, schedule);
+  if (failed(prepared))
+    return failure();
+  DictionaryAttr emission = *prepared;
   std::string name = function.getSymName().str();
   bool qNorm = op.hasStage(PreprocessStage::q_norm);
   bool kNorm = op.hasStage(PreprocessStage::k_norm);
@@ -163,7 +179,7 @@ FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
   llvm::raw_string_ostream os(source);
   // Header: the configuration and schedule this source is specialised for.
   os << "// attnc generated kernel " << name << " (preprocess) for layer "
-     << function->getAttrOfType<StringAttr>("attn.layer").getValue() << "\n"
+     << layerOf(function) << "\n"
      << "// configuration: num_q_heads=" << op.getNumQHeads()
      << " num_kv_heads=" << op.getNumKvHeads()
      << " qk_head_dim=" << op.getQkHeadDim()
@@ -597,7 +613,7 @@ struct BlockState {
   abi.grid = {GridDimRule::ceilDiv("num_tokens", 1, schedule.getTokensPerBlock()),
               GridDimRule::fixed(1), GridDimRule::fixed(1)};
   return EmittedKernel{name, "preprocess",
-                       function->getAttrOfType<StringAttr>("attn.layer").str(),
+                       layerOf(function),
                        std::move(source), std::move(abi)};
 }
 
@@ -607,11 +623,11 @@ struct BlockState {
 
 FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
                                        PagedAttentionOp op, OutputGateOp gateOp) {
-  auto emission = op->getAttrOfType<DictionaryAttr>("attn.emission");
   AttentionScheduleAttr schedule = op.getScheduleAttr();
-  if (!emission || !schedule)
-    return op.emitOpError() << "is not prepared for emission (run "
-                               "attn-prepare-emission first)";
+  FailureOr<DictionaryAttr> prepared = preparedEmission(op, schedule);
+  if (failed(prepared))
+    return failure();
+  DictionaryAttr emission = *prepared;
   std::string name = function.getSymName().str();
   auto queryType = cast<RankedTensorType>(op.getQuery().getType());
   auto kCacheType = cast<RankedTensorType>(op.getKCache().getType());
@@ -633,7 +649,7 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   std::string source;
   llvm::raw_string_ostream os(source);
   os << "// attnc generated kernel " << name << " (attention) for layer "
-     << function->getAttrOfType<StringAttr>("attn.layer").getValue() << "\n"
+     << layerOf(function) << "\n"
      << "// configuration: num_q_heads=" << numQHeads
      << " num_kv_heads=" << numKvHeads << " qk_head_dim=" << qkHeadDim
      << " v_head_dim=" << vHeadDim << " group_size=" << groupSize << "\n"
@@ -886,7 +902,7 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   abi.dynamic_shared_memory_bytes = static_cast<uint32_t>(
       warps * groupSize * (2 + vHeadDim) * sizeof(float));
   return EmittedKernel{name, "attention",
-                       function->getAttrOfType<StringAttr>("attn.layer").str(),
+                       layerOf(function),
                        std::move(source), std::move(abi)};
 }
 
