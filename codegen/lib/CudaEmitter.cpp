@@ -456,13 +456,15 @@ struct BlockState {
        << (gate ? " : kKind == 2 ? kVHeadDim : kGateHeadStride;\n" : " : kVHeadDim;\n")
        << R"(  constexpr int kItems = kHeads * kTokensPerBlock;
   constexpr int kIterations = (kItems + kHeadsPerBlock - 1) / kHeadsPerBlock;
+  // A kind with fewer items than one prefetch batch does not pay for it.
+  constexpr int kBatch = kIterations < kPrefetch ? kIterations : kPrefetch;
   // Each batch issues all its loads before using any, so that several
-  // 16-byte loads per thread are in flight. Every thread runs every batch.
-  for (int batch = 0; batch < kIterations; batch += kPrefetch) {
-    float xs[kPrefetch][kChunks][kVectorWidth];
-    WorkItem items[kPrefetch];
+  // 16-byte loads per thread are in flight.
+  for (int batch = 0; batch < kIterations; batch += kBatch) {
+    float xs[kBatch][kChunks][kVectorWidth];
+    WorkItem items[kBatch];
 #pragma unroll
-    for (int p = 0; p < kPrefetch; ++p) {
+    for (int p = 0; p < kBatch; ++p) {
       const int item = (batch + p) * kHeadsPerBlock + group;
       WorkItem &w = items[p];
       w.t = item / kHeads;
@@ -473,10 +475,13 @@ struct BlockState {
           qkv + (long long)w.token * kFusedWidth + kOffset + w.head * kStride, s.lane, kDim,
           w.active, xs[p]);
     }
+    // An item is inactive for all the lanes of its group at once, so
+    // skipping it keeps the group's shuffles together.
 #pragma unroll
-    for (int p = 0; p < kPrefetch; ++p)
+    for (int p = 0; p < kBatch; ++p)
+      if (items[p].active)
 )"
-       << "      process<kKind>(xs[p], items[p], s" << weights << ");\n"
+       << "        process<kKind>(xs[p], items[p], s" << weights << ");\n"
        << "  }\n}\n\n";
   }
   // Signature: inputs in ABI order, then outputs, then scalars.
