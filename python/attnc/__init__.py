@@ -20,7 +20,7 @@ from .errors import (ArgumentError, AttncError, AttncWarning, BundleIOError,
                      CompileError, ConfigError, CorruptError, CudaError,
                      InternalError, InvalidArgumentError, LibraryNotFoundError,
                      NoDriverError, NotFoundError)
-from ._model import Context, Kernel, Model, compile, config_to_json, load
+from ._model import Context, Kernel, Model, compile, compile_ir, config_to_json, load
 from . import _library
 
 __version__ = "0.1.0"
@@ -42,7 +42,7 @@ def version() -> str:
 
 
 __all__ = [
-    "compile", "load", "Model", "Kernel", "Context", "config_to_json",
+    "compile", "compile_ir", "load", "Model", "Kernel", "Context", "config_to_json",
     "library_path", "version",
     "AttncError", "LibraryNotFoundError", "InvalidArgumentError", "ConfigError",
     "ArgumentError", "CompileError", "CudaError", "NoDriverError",

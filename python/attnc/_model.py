@@ -579,6 +579,35 @@ def compile(config: Any, *, arch: str = "sm_90a", tp: int = 1, rank: int = 0,
     return Model(handle.value, context)
 
 
+def compile_ir(mlir: str, *, arch: str = "sm_90a",
+               cache_dir: Optional[PathLike] = None,
+               context: Optional[Context] = None) -> Model:
+    """Compiles ``attn`` IR in layer form (one ``func.func`` per layer kind,
+    as ``attnc import`` prints it) into kernels, through the same pipeline as
+    :func:`compile`.
+
+    Raises:
+        ConfigError: the IR does not parse or verify, or a pipeline stage
+            rejected it (the message carries the MLIR diagnostics).
+        CompileError, NoDriverError, LibraryNotFoundError: as for
+            :func:`compile`.
+    """
+    if not isinstance(mlir, str):
+        raise TypeError(f"mlir: expected the IR as a str, got {type(mlir).__name__}")
+    context = _pick_context(context, cache_dir, str(arch))
+    lib = context._lib
+    options = ModelOptions()
+    lib.attnc_model_options_initialize(ctypes.byref(options))
+    arch_bytes = str(arch).encode()
+    options.arch = arch_bytes
+    handle = ctypes.c_void_p()
+    status = lib.attnc_model_compile_ir(
+        ctypes.c_void_p(context.handle), mlir.encode("utf-8"), ctypes.byref(options),
+        ctypes.byref(handle))
+    lib.check(status, config=True)
+    return Model(handle.value, context)
+
+
 def load(directory: PathLike, *, cache_dir: Optional[PathLike] = None,
          context: Optional[Context] = None) -> Model:
     """Loads a model bundle written by :meth:`Model.save` or ``attnc compile``
