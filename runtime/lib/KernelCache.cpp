@@ -410,6 +410,15 @@ KernelCache::SharedResult KernelCache::loadOrCompile(
     if (auto entry = readEntry(); entry && entry->ok())
       return diskHit(std::move(**entry));
 
+    // The directories may have been removed since the cache was made (a
+    // cleaned ~/.cache): recreate them rather than lose the disk cache.
+    // Only on this miss path, where a compile follows anyway.
+    Status made = file_util::makeDirectories(options_.directory + "/kernels");
+    if (made)
+      made = file_util::makeDirectories(options_.directory + "/locks");
+    if (!made)
+      warn("kernel cache: " + made.message());
+
     auto lock_start = Clock::now();
     file_lock = std::make_unique<FileLock>(options_.directory + "/locks/" +
                                            key + ".lock");

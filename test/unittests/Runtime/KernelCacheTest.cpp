@@ -88,6 +88,31 @@ TEST(KernelCache, ColdCompileThenDiskHitInAFreshCache) {
   EXPECT_EQ(fresh.stats().disk_hits, 1u);
 }
 
+// A cache directory removed while the cache is in use (a cleaned ~/.cache)
+// is recreated on the next compile, silently, and the entry is stored.
+TEST(KernelCache, RemovedDirectoryIsRecreated) {
+  ATTNC_REQUIRE_NVRTC();
+  auto compiler = requireCompiler();
+  TempDir dir;
+  Warnings warnings;
+  std::string root = dir.path() + "/cache";
+  {
+    KernelCache cache(diskOptions(root, &warnings));
+    ASSERT_TRUE(cache.diskEnabled());
+    std::filesystem::remove_all(root);
+    auto cold = cache.getOrCompile(*compiler, testRequest(), "sm_90a");
+    ASSERT_TRUE(cold) << cold.status().message();
+    EXPECT_EQ(cold->report.outcome, BuildOutcome::Compiled);
+    EXPECT_TRUE(std::filesystem::exists(cold->report.entry_path));
+  }
+  EXPECT_TRUE(warnings.messages.empty())
+      << warnings.messages.front();
+  KernelCache fresh(diskOptions(root, nullptr));
+  auto warm = fresh.getOrCompile(*compiler, testRequest(), "sm_90a");
+  ASSERT_TRUE(warm) << warm.status().message();
+  EXPECT_EQ(warm->report.outcome, BuildOutcome::DiskHit);
+}
+
 TEST(KernelCache, MemoryHitInTheSameCache) {
   ATTNC_REQUIRE_NVRTC();
   auto compiler = requireCompiler();
