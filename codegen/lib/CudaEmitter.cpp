@@ -163,6 +163,19 @@ FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
   bool anyNorm = qNorm || kNorm;
   bool gate = static_cast<bool>(op.getGate());
   bool fp8 = emissionString(emission, "cache") == "fp8_e4m3";
+  // Pair layout: a neox rotation over the whole q/k head with
+  // threads_per_head dividing half the head (in vectors) lets each lane hold
+  // both elements of its rotation pairs: chunk c < kPairChunks holds vector
+  // c * threads + lane of the first half, chunk c + kPairChunks its partner.
+  int64_t vectorWidth = schedule.getVectorWidth();
+  int64_t threadsPerHead = schedule.getThreadsPerHead();
+  bool pairLayout = rope && *op.getRopeStyle() == RopeStyle::neox &&
+                    *op.getRotaryOffset() == 0 &&
+                    *op.getRotaryDim() == op.getQkHeadDim() &&
+                    (op.getQkHeadDim() / 2) % vectorWidth == 0 &&
+                    (op.getQkHeadDim() / 2 / vectorWidth) % threadsPerHead == 0;
+  int64_t pairChunks =
+      pairLayout ? op.getQkHeadDim() / 2 / vectorWidth / threadsPerHead : 0;
   // Stage order: a norm listed after rope runs after it.
   bool normAfterRope = false;
   {
@@ -255,14 +268,19 @@ FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
      << ";\n"
      << "// Work items whose loads are issued together. Two keep 32 bytes per\n"
         "// thread in flight while the registers stay under the bound below.\n"
-     << "constexpr int kPrefetch = 2;\n"
-     << "// Blocks per SM the register budget must allow: 1024 threads, enough\n"
-        "// loads in flight for the memory system.\n"
-     << "constexpr int kMinBlocksPerSm = kThreadsPerBlock >= 1024 ? 1 : 1024 / "
-        "kThreadsPerBlock;\n"
+     << "constexpr int kPrefetch = " << (pairLayout ? 1 : 2) << ";\n"
+     << "// Blocks per SM the register budget must allow: enough loads in\n"
+        "// flight for the memory system (the pair layout holds several\n"
+        "// vectors per lane and needs fewer threads for that).\n"
+     << "constexpr int kMinBlocksPerSm = kThreadsPerBlock >= "
+     << (pairLayout ? 512 : 1024) << " ? 1 : " << (pairLayout ? 512 : 1024)
+     << " / kThreadsPerBlock;\n"
      << "// Vectors each thread holds of one head.\n"
      << "constexpr int kChunks = (kMaxHeadDim + kThreadsPerHead * "
         "kVectorWidth - 1) / (kThreadsPerHead * kVectorWidth);\n";
+  if (pairLayout)
+    os << "// q/k chunks per rotation half (pair layout).\n"
+       << "constexpr int kPairChunks = " << pairChunks << ";\n";
   if (anyNorm)
     os << "constexpr float kNormEps = "
        << floatLiteral(op.getNormEpsAttr().getValueAsDouble()) << ";\n";
@@ -287,6 +305,60 @@ struct WorkItem {
   bool active;
 };
 } // namespace
+
+)";
+  os << "/// The vector of a head that chunk c of a lane holds.\n"
+        "template <int kKind>\n"
+        "__device__ __forceinline__ int head_vector(int c, int lane) {\n";
+  if (pairLayout)
+    os << "  if constexpr (kKind <= 1) // pair layout: halves of one rotation pair\n"
+          "    return c < kPairChunks ? c * kThreadsPerHead + lane\n"
+          "                           : kRotaryHalf / kVectorWidth + (c - kPairChunks) * "
+          "kThreadsPerHead + lane;\n";
+  os << R"(  return c * kThreadsPerHead + lane;
+}
+
+/// One head row into registers (zeros past its dim or when inactive).
+template <int kKind, typename T, int kDim>
+__device__ __forceinline__ void load_row(const T *src, int lane, bool active,
+                                         float (&x)[kChunks][kVectorWidth]) {
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int e = head_vector<kKind>(c, lane) * kVectorWidth;
+    if (active && e < kDim)
+      attnc::load_vec<T, kVectorWidth>(src + e, x[c]);
+    else
+#pragma unroll
+      for (int i = 0; i < kVectorWidth; ++i) x[c][i] = 0.0f;
+  }
+}
+
+/// The same row packed in its own type (norm weights).
+template <int kKind, typename T, int kDim>
+__device__ __forceinline__ void load_row_raw(const T *src, int lane,
+                                             attnc::Vec<T, kVectorWidth> (&x)[kChunks]) {
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int e = head_vector<kKind>(c, lane) * kVectorWidth;
+    if (e < kDim)
+      x[c] = *reinterpret_cast<const attnc::Vec<T, kVectorWidth> *>(src + e);
+    else
+#pragma unroll
+      for (int i = 0; i < kVectorWidth; ++i) x[c].v[i] = attnc::from_float<T>(0.0f);
+  }
+}
+
+/// One head row from registers to memory.
+template <int kKind, typename T, int kDim>
+__device__ __forceinline__ void store_row(T *dst, int lane,
+                                          const float (&x)[kChunks][kVectorWidth]) {
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int e = head_vector<kKind>(c, lane) * kVectorWidth;
+    if (e < kDim)
+      attnc::store_vec<T, kVectorWidth>(dst + e, x[c]);
+  }
+}
 
 )";
 
@@ -314,10 +386,8 @@ struct BlockState {
      << "template <int kKind>\n__device__ __forceinline__ void process("
         "float (&x)[kChunks][kVectorWidth], const WorkItem &w,\n"
         "                                        const BlockState &s";
-  if (qNorm)
-    os << ", const attnc::Vec<act_t, kVectorWidth> (&q_weight)[kChunks]";
-  if (kNorm)
-    os << ", const attnc::Vec<act_t, kVectorWidth> (&k_weight)[kChunks]";
+  if (anyNorm)
+    os << ", const attnc::Vec<act_t, kVectorWidth> (&weight)[kChunks]";
   os << ") {\n"
      << "  const int lane = s.lane, t = w.t;\n"
      << "  const unsigned group_mask = s.group_mask;\n";
@@ -340,13 +410,35 @@ struct BlockState {
          << ", kQkHeadDim, kNormEps, group_mask);\n";
     };
     if (forQ)
-      one(0, "q_weight");
+      one(0, "weight");
     if (forK)
-      one(1, "k_weight");
+      one(1, "weight");
   };
   if (!normAfterRope)
     printNorm(qNorm, kNorm);
-  if (rope) {
+  if (rope && pairLayout) {
+    // Both elements of each pair are this lane's: chunk c (first half) and
+    // chunk c + kPairChunks (second half). The tables hold cos and -sin at
+    // the first-half element index.
+    os << R"(    if constexpr (kKind <= 1) { // rotary embedding, neox, pair layout
+      if (w.active) {
+#pragma unroll
+        for (int c = 0; c < kPairChunks; ++c) {
+          const int j0 = (c * kThreadsPerHead + lane) * kVectorWidth;
+          float cs[kVectorWidth], sn[kVectorWidth];
+          attnc::load_floats<kVectorWidth>(&rope_cos[t][j0], cs);
+          attnc::load_floats<kVectorWidth>(&rope_sin[t][j0], sn);
+#pragma unroll
+          for (int i = 0; i < kVectorWidth; ++i) {
+            const float a = x[c][i], b = x[c + kPairChunks][i];
+            x[c][i] = a * cs[i] + b * sn[i];
+            x[c + kPairChunks][i] = b * cs[i] - a * sn[i];
+          }
+        }
+      }
+    }
+)";
+  } else if (rope) {
     bool neox = *op.getRopeStyle() == RopeStyle::neox;
     // Partners inside the thread's own vector need no exchange (gptj with
     // vectors of 2 or more); otherwise shuffles fetch them.
@@ -405,13 +497,13 @@ struct BlockState {
     printNorm(qNorm, kNorm);
   os << R"(    if (!w.active) return;
     if constexpr (kKind == 0) {
-      attnc::store_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>(
-          q_out + ((long long)w.token * kNumQHeads + w.head) * kQkHeadDim, lane, kQkHeadDim, x);
+      store_row<0, act_t, kQkHeadDim>(
+          q_out + ((long long)w.token * kNumQHeads + w.head) * kQkHeadDim, lane, x);
 )";
   if (gate)
     os << R"(    } else if constexpr (kKind == 3) {
-      attnc::store_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>(
-          gate_out + ((long long)w.token * kNumQHeads + w.head) * kVHeadDim, lane, kVHeadDim, x);
+      store_row<3, act_t, kVHeadDim>(
+          gate_out + ((long long)w.token * kNumQHeads + w.head) * kVHeadDim, lane, x);
 )";
   os << R"(    } else {
       // k or v into the paged cache; a negative slot is padding.
@@ -430,7 +522,7 @@ struct BlockState {
 #pragma unroll
         for (int i = 0; i < kVectorWidth; ++i) x[c][i] *= inv_scale;
 )";
-  os << R"(      attnc::store_head<cache_t, kChunks, kThreadsPerHead, kVectorWidth>(dst, lane, kDim, x);
+  os << R"(      store_row<kKind, cache_t, kDim>(dst, lane, x);
     }
 }
 
@@ -440,10 +532,10 @@ struct BlockState {
   // token i / heads, so the kind, the head dim and the column are compile-
   // time constants in each loop.
   {
-    std::string weights = (qNorm ? ", q_weight" : "") + std::string(kNorm ? ", k_weight" : "");
+    std::string weights = anyNorm ? ", weight" : "";
     std::string weightParams =
-        (qNorm ? ", const attnc::Vec<act_t, kVectorWidth> (&q_weight)[kChunks]" : "") +
-        std::string(kNorm ? ", const attnc::Vec<act_t, kVectorWidth> (&k_weight)[kChunks]" : "");
+        std::string(qNorm ? ", const act_t *__restrict__ q_norm_weight" : "") +
+        std::string(kNorm ? ", const act_t *__restrict__ k_norm_weight" : "");
     os << "template <int kKind>\n"
           "__device__ __forceinline__ void run_kind(const act_t *__restrict__ qkv, int group, "
           "int first_token,\n                                         int num_tokens, "
@@ -454,6 +546,14 @@ struct BlockState {
        << (gate ? " : kKind == 2 ? kVOffset : kGateOffset;\n" : " : kVOffset;\n")
        << "  constexpr long long kStride = kKind == 0 ? kQHeadStride : kKind == 1 ? kQkHeadDim"
        << (gate ? " : kKind == 2 ? kVHeadDim : kGateHeadStride;\n" : " : kVHeadDim;\n")
+       << (anyNorm ? std::string("  // This kind's norm weights (only q and k have any), loaded once.\n"
+                                 "  attnc::Vec<act_t, kVectorWidth> weight[kChunks];\n") : std::string())
+       << (qNorm ? std::string("  if constexpr (kKind == 0)\n"
+                               "    load_row_raw<0, act_t, kQkHeadDim>(q_norm_weight, s.lane, weight);\n")
+                 : std::string())
+       << (kNorm ? std::string("  if constexpr (kKind == 1)\n"
+                               "    load_row_raw<1, act_t, kQkHeadDim>(k_norm_weight, s.lane, weight);\n")
+                 : std::string())
        << R"(  constexpr int kItems = kHeads * kTokensPerBlock;
   constexpr int kIterations = (kItems + kHeadsPerBlock - 1) / kHeadsPerBlock;
   // A kind with fewer items than one prefetch batch does not pay for it.
@@ -471,8 +571,8 @@ struct BlockState {
       w.head = item % kHeads;
       w.token = first_token + w.t;
       w.active = item < kItems && w.token < num_tokens;
-      attnc::load_head<act_t, kChunks, kThreadsPerHead, kVectorWidth>(
-          qkv + (long long)w.token * kFusedWidth + kOffset + w.head * kStride, s.lane, kDim,
+      load_row<kKind, act_t, kDim>(
+          qkv + (long long)w.token * kFusedWidth + kOffset + w.head * kStride, s.lane,
           w.active, xs[p]);
     }
     // An item is inactive for all the lanes of its group at once, so
@@ -512,20 +612,13 @@ struct BlockState {
      << "  const int lane = threadIdx.x % kThreadsPerHead;\n"
      << "  const int first_token = blockIdx.x * kTokensPerBlock;\n"
      << R"(  // Loaded once per block, ahead of the head data, so that their latency
-  // overlaps it: each token's cache slot and this lane's norm weights.
+  // overlaps it: each token's cache slot.
   __shared__ long long token_slot[kTokensPerBlock];
   if (threadIdx.x < kTokensPerBlock)
     token_slot[threadIdx.x] = first_token + (int)threadIdx.x < num_tokens
                                   ? (long long)slot_mapping[first_token + threadIdx.x] : -1;
 )";
-  if (qNorm)
-    os << "  attnc::Vec<act_t, kVectorWidth> q_weight[kChunks];\n"
-          "  attnc::load_head_raw<act_t, kChunks, kThreadsPerHead, kVectorWidth>("
-          "q_norm_weight, lane, kQkHeadDim, q_weight);\n";
-  if (kNorm)
-    os << "  attnc::Vec<act_t, kVectorWidth> k_weight[kChunks];\n"
-          "  attnc::load_head_raw<act_t, kChunks, kThreadsPerHead, kVectorWidth>("
-          "k_norm_weight, lane, kQkHeadDim, k_weight);\n";
+
   if (rope) {
     os << R"(  // Each token's rotation, shared by all its q and k heads, indexed by the
   // rotary element j: out[j] = x[j] * rope_cos[j] + partner(j) * rope_sin[j],
@@ -573,7 +666,8 @@ struct BlockState {
   if (fp8)
     os << "  state.k_inv_scale = k_inv_scale;\n  state.v_inv_scale = v_inv_scale;\n";
   {
-    std::string weights = (qNorm ? ", q_weight" : "") + std::string(kNorm ? ", k_weight" : "");
+    std::string weights = std::string(qNorm ? ", q_norm_weight" : "") +
+                          std::string(kNorm ? ", k_norm_weight" : "");
     for (int kind = 0; kind < (gate ? 4 : 3); ++kind)
       os << "  run_kind<" << kind << ">(qkv, group, first_token, num_tokens, state" << weights
          << ");\n";

@@ -24,7 +24,11 @@
 //  - threads_per_head: the smallest power of two covering the larger head
 //    dim in vectors (one access per thread per head, the whole head in
 //    flight at once), at most 32 so that the q/k norm reduces within one
-//    warp by xor shuffles; wider heads loop.
+//    warp by xor shuffles; wider heads loop. Except for a neox rotation over
+//    the whole q/k head: then the largest power of two that divides half the
+//    head (in vectors) and leaves 4 to 8 vectors per lane (at most 8 for v),
+//    so that each lane holds both elements of its rotation pairs (the
+//    emitter's pair layout): 192/128 bf16 gives 4 threads of 6 vectors.
 //  - Work items per token: Hq + 2 * Hkv, plus Hq when the op has a gate
 //    result (a dropped gate is skipped, not moved). A block holds
 //    tokens_per_block = max(1, 256 / (items * threads_per_head)) whole
@@ -211,6 +215,26 @@ FailureOr<PreprocessScheduleAttr> choosePreprocess(FusedPreprocessOp op) {
       llvm::divideCeil(std::max(qkHeadDim, vHeadDim), vectorWidth);
   int64_t threadsPerHead = std::min<int64_t>(
       kWarpSize, llvm::PowerOf2Ceil(static_cast<uint64_t>(vectorsPerHead)));
+  // A neox rotation over the whole q/k head pairs vector v with v + half:
+  // with threads_per_head dividing half (in vectors) a lane holds both
+  // halves of its pairs, so the rotation needs no exchange between lanes,
+  // every lane is busy and each work item has several vectors in flight.
+  // Chosen when it gives 4 to 8 vectors per lane for q/k and at most 8 for v.
+  if (op.hasStage(PreprocessStage::rope) &&
+      *op.getRopeStyle() == RopeStyle::neox &&
+      op.getRotaryOffsetAttr().getValue().getSExtValue() == 0 &&
+      op.getRotaryDimAttr().getValue().getSExtValue() == qkHeadDim) {
+    int64_t halfVectors = qkHeadDim / 2 / vectorWidth;
+    int64_t pairThreads = 1;
+    while (pairThreads * 2 <= halfVectors / 2 && halfVectors % (pairThreads * 2) == 0 &&
+           pairThreads * 2 <= kWarpSize)
+      pairThreads *= 2;
+    int64_t qkChunks = 2 * halfVectors / pairThreads;
+    int64_t vChunks = llvm::divideCeil(llvm::divideCeil(vHeadDim, vectorWidth),
+                                       pairThreads);
+    if (halfVectors >= 2 && qkChunks >= 4 && qkChunks <= 8 && vChunks <= 8)
+      threadsPerHead = pairThreads;
+  }
 
   int64_t itemsPerToken =
       numQHeads + 2 * numKvHeads + (op.getGate() ? numQHeads : 0);

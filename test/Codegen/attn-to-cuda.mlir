@@ -26,7 +26,8 @@
 // CHECK-NOT: rotate_buffer
 // The gate is written from its own segment to gate_out; V rows and the V
 // cache are indexed with Dv, K with Dqk.
-// CHECK: gate_out + ((long long)w.token * kNumQHeads + w.head) * kVHeadDim, lane, kVHeadDim, x);
+// CHECK: store_row<3, act_t, kVHeadDim>(
+// CHECK-NEXT: gate_out + ((long long)w.token * kNumQHeads + w.head) * kVHeadDim, lane, x);
 // CHECK: constexpr int kDim = kKind == 1 ? kQkHeadDim : kVHeadDim;
 // CHECK: (slot * kNumKvHeads + w.head) * kDim;
 // CHECK: constexpr int kDim = kKind >= 2 ? kVHeadDim : kQkHeadDim;
@@ -69,9 +70,9 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // The rope comes before the norm in the source, as in the stages.
 // CHECK: // rotary embedding, gptj (interleaved pairs)
 // CHECK: if constexpr (kKind == 0) // RMSNorm over the head dim, Gemma style (1 + w)
-// CHECK-NEXT: attnc::rms_norm_head<true, kChunks, kThreadsPerHead, kVectorWidth>(x, q_weight, kQkHeadDim, kNormEps, group_mask);
+// CHECK-NEXT: attnc::rms_norm_head<true, kChunks, kThreadsPerHead, kVectorWidth>(x, weight, kQkHeadDim, kNormEps, group_mask);
 // CHECK: if constexpr (kKind == 1) // RMSNorm over the head dim, Gemma style (1 + w)
-// CHECK-NEXT: attnc::rms_norm_head<true, kChunks, kThreadsPerHead, kVectorWidth>(x, k_weight, kQkHeadDim, kNormEps, group_mask);
+// CHECK-NEXT: attnc::rms_norm_head<true, kChunks, kThreadsPerHead, kVectorWidth>(x, weight, kQkHeadDim, kNormEps, group_mask);
 // CHECK: const float inv_scale = kKind == 1 ? k_inv_scale : v_inv_scale;
 // CHECK: x[c][i] *= inv_scale;
 // CHECK-LABEL: // ===== kernel big__attention (attention) =====
@@ -91,4 +92,34 @@ func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?x
   %kc2, %vc2 = attn.cache_write %kn, %v, %slots into %kc, %vc scales %ks, %vs : tensor<?x1x192xbf16>, tensor<?x1x128xbf16>, tensor<?xi64> into tensor<?x64x1x192xf8E4M3FN>, tensor<?x64x1x128xf8E4M3FN> scales tensor<f32>, tensor<f32>
   %o = attn.paged_attention %qn, %kc2, %vc2, %tables, %lens, %starts sinks %sinks scales %ks, %vs {softmax_scale = 0.0722 : f64, sliding_window = 128 : i64} : tensor<?x8x192xbf16>, tensor<?x64x1x192xf8E4M3FN>, tensor<?x64x1x128xf8E4M3FN>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> sinks tensor<8xf32> scales tensor<f32>, tensor<f32> -> tensor<?x8x128xbf16>
   return %o, %kc2, %vc2 : tensor<?x8x128xbf16>, tensor<?x64x1x192xf8E4M3FN>, tensor<?x64x1x128xf8E4M3FN>
+}
+
+// -----
+
+// Neox over the whole 128-dim head (Qwen3-like): the schedule's 4 threads per
+// head divide the 8 half-head vectors, so the emitter uses the pair layout:
+// each lane holds vectors v and v + 8 (chunks c and c + 2), the rotation
+// needs no exchange between lanes.
+// CHECK-LABEL: // ===== kernel pair__preprocess (preprocess) =====
+// CHECK: // schedule: vector_width=8 threads_per_head=4
+// CHECK: constexpr int kPrefetch = 1;
+// CHECK: constexpr int kPairChunks = 2;
+// CHECK: if constexpr (kKind <= 1) // pair layout: halves of one rotation pair
+// CHECK-NEXT: return c < kPairChunks ? c * kThreadsPerHead + lane
+// CHECK-NEXT: : kRotaryHalf / kVectorWidth + (c - kPairChunks) * kThreadsPerHead + lane;
+// CHECK-NOT: group_fetch
+// CHECK: rotary embedding, neox, pair layout
+// CHECK: x[c][i] = a * cs[i] + b * sn[i];
+// CHECK-NEXT: x[c + kPairChunks][i] = b * cs[i] - a * sn[i];
+// CHECK-NOT: group_fetch
+// CHECK-LABEL: // ===== abi pair__preprocess =====
+func.func @pair(%qkv: tensor<?x6144xbf16>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %kc: tensor<?x16x8x128xbf16>, %vc: tensor<?x16x8x128xbf16>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>, %qw: tensor<128xbf16>, %kw: tensor<128xbf16>) -> (tensor<?x32x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>) {
+  %q, %k, %v = attn.qkv_split %qkv {num_q_heads = 32, num_kv_heads = 8, qk_head_dim = 128, v_head_dim = 128} : tensor<?x6144xbf16> -> tensor<?x32x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>
+  %qn = attn.rms_norm %q, %qw {eps = 1.0e-6 : f64} : tensor<?x32x128xbf16>, tensor<128xbf16>
+  %kn = attn.rms_norm %k, %kw {eps = 1.0e-6 : f64} : tensor<?x8x128xbf16>, tensor<128xbf16>
+  %qr = attn.rope %qn, %pos {rotary_dim = 128 : i64, theta = 1.0e6 : f64} : tensor<?x32x128xbf16>, tensor<?xi64>
+  %kr = attn.rope %kn, %pos {rotary_dim = 128 : i64, theta = 1.0e6 : f64} : tensor<?x8x128xbf16>, tensor<?xi64>
+  %kc2, %vc2 = attn.cache_write %kr, %v, %slots into %kc, %vc : tensor<?x8x128xbf16>, tensor<?x8x128xbf16>, tensor<?xi64> into tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>
+  %o = attn.paged_attention %qr, %kc2, %vc2, %tables, %lens, %starts {softmax_scale = 0.0884 : f64} : tensor<?x32x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x128xbf16>
+  return %o, %kc2, %vc2 : tensor<?x32x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>
 }

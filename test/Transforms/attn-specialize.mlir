@@ -81,9 +81,12 @@ func.func @preprocess_2_3_gate(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>,
   return %q, %g : tensor<?x4x2xbf16>, tensor<?x4x3xbf16>
 }
 
-// 16-byte vectors (8 bf16); 8 vectors per head.
+// 16-byte vectors (8 bf16); 8 vectors per head. Neox over the whole head:
+// the pair layout, threads dividing the 4 half-head vectors with >= 4
+// vectors each: 2 threads. 48 items x 2 = 96 threads per token: 2 tokens,
+// 192 threads, 96 groups.
 // CHECK-LABEL: func.func @preprocess_64(
-// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 8, threads_per_block = 256, heads_per_block = 32, tokens_per_block = 1>,
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 2, threads_per_block = 192, heads_per_block = 96, tokens_per_block = 2>,
 func.func @preprocess_64(%qkv: tensor<?x3072xbf16>, %slots: tensor<?xi64>,
                          %kc: tensor<?x16x8x64xbf16>,
                          %vc: tensor<?x16x8x64xbf16>, %pos: tensor<?xi64>)
@@ -100,9 +103,11 @@ func.func @preprocess_64(%qkv: tensor<?x3072xbf16>, %slots: tensor<?xi64>,
   return %q : tensor<?x32x64xbf16>
 }
 
-// Qwen3: q/k norm then rope, 16 vectors per head.
+// Qwen3: q/k norm then rope, 16 vectors per head; neox over the whole head:
+// pair layout with 4 threads (8 half-head vectors, 4 vectors per lane).
+// 48 items x 4 = 192 threads per token.
 // CHECK-LABEL: func.func @preprocess_128(
-// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 16, threads_per_block = 256, heads_per_block = 16, tokens_per_block = 1>,
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 4, threads_per_block = 192, heads_per_block = 48, tokens_per_block = 1>,
 func.func @preprocess_128(%qkv: tensor<?x6144xbf16>, %slots: tensor<?xi64>,
                           %kc: tensor<?x16x8x128xbf16>,
                           %vc: tensor<?x16x8x128xbf16>, %pos: tensor<?xi64>,
@@ -191,9 +196,10 @@ func.func @preprocess_256_gate(%qkv: tensor<?x9216xbf16>,
 }
 
 // An fp8 cache does not change the width (it is set by the bf16 reads).
-// 10 items x 16 threads = 160 threads per token: a 160-thread block.
+// Pair layout (neox over the whole 128-dim head): 4 threads; 10 items x 4 =
+// 40 threads per token, 6 tokens per block, 256 threads, 64 groups.
 // CHECK-LABEL: func.func @preprocess_fp8_cache(
-// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 16, threads_per_block = 160, heads_per_block = 10, tokens_per_block = 1>,
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 6>,
 func.func @preprocess_fp8_cache(%qkv: tensor<?x1280xbf16>,
                                 %slots: tensor<?xi64>,
                                 %kc: tensor<?x16x1x128xf8E4M3FN>,
