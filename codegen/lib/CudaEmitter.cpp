@@ -271,9 +271,10 @@ FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
      << "constexpr int kPrefetch = " << (pairLayout ? 1 : 2) << ";\n"
      << "// Blocks per SM the register budget must allow: enough loads in\n"
         "// flight for the memory system (the pair layout holds several\n"
-        "// vectors per lane and needs fewer threads for that).\n"
+        "// vectors per lane and needs fewer threads for that: 640, which\n"
+        "// leaves it 102 registers).\n"
      << "constexpr int kMinBlocksPerSm = kThreadsPerBlock >= "
-     << (pairLayout ? 512 : 1024) << " ? 1 : " << (pairLayout ? 512 : 1024)
+     << (pairLayout ? 640 : 1024) << " ? 1 : " << (pairLayout ? 640 : 1024)
      << " / kThreadsPerBlock;\n"
      << "// Vectors each thread holds of one head.\n"
      << "constexpr int kChunks = (kMaxHeadDim + kThreadsPerHead * "
