@@ -70,26 +70,15 @@ private:
   ScopedDiagnosticHandler handler;
 };
 
-/// The pipeline one stage at a time, so the IR after each can be kept.
-struct Stage {
-  const char *name;
-  std::function<std::unique_ptr<Pass>()> create;
-};
-
-std::vector<Stage> pipelineStages(const std::string &arch) {
-  return {
-      {"attn-canonicalize", [] { return createAttnCanonicalize(); }},
-      {"attn-fuse-preprocess", [] { return createAttnFusePreprocess(); }},
-      {"attn-canonicalize", [] { return createAttnCanonicalize(); }},
-      {"attn-specialize",
-       [arch] {
-         AttnSpecializeOptions options;
-         options.arch = arch;
-         return createAttnSpecialize(options);
-       }},
-      {"attn-outline-kernels", [] { return createAttnOutlineKernels(); }},
-      {"attn-prepare-emission", [] { return createAttnPrepareEmission(); }},
-  };
+/// attnc-pipeline, then the emitter's preparation, one stage at a time so
+/// that the IR after each can be kept.
+std::vector<PipelineStage> compileStages(const std::string &arch) {
+  PipelineOptions pipeline;
+  pipeline.arch = arch;
+  std::vector<PipelineStage> stages = attncPipelineStages(pipeline);
+  stages.push_back({"attn-prepare-emission",
+                    [] { return createAttnPrepareEmission(); }});
+  return stages;
 }
 
 /// Runs the pipeline on a layer-form module, emits the kernels and compiles
@@ -104,7 +93,7 @@ Result<CompiledModel> compileModule(runtime::Context &context,
   DiagnosticCollector diagnostics(mlirContext);
   if (options.keep_stage_ir)
     model.stages.push_back({"import", print(module)});
-  for (const Stage &stage : pipelineStages(options.arch)) {
+  for (const PipelineStage &stage : compileStages(options.arch)) {
     PassManager pm(&mlirContext);
     pm.addPass(stage.create());
     if (failed(pm.run(module)))

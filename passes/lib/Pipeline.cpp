@@ -8,16 +8,24 @@ using namespace mlir;
 
 namespace attnc {
 
-void buildAttncPipeline(OpPassManager &pm, const PipelineOptions &options) {
-  pm.addPass(createAttnCanonicalize());
-  pm.addPass(createAttnFusePreprocess());
-  // Fusion can leave an unused gate output or dead ops behind.
-  pm.addPass(createAttnCanonicalize());
+std::vector<PipelineStage> attncPipelineStages(const PipelineOptions &options) {
   AttnSpecializeOptions specialize;
   specialize.arch = options.arch;
   specialize.numSms = options.num_sms;
-  pm.addPass(createAttnSpecialize(specialize));
-  pm.addPass(createAttnOutlineKernels());
+  return {
+      {"attn-canonicalize", [] { return createAttnCanonicalize(); }},
+      {"attn-fuse-preprocess", [] { return createAttnFusePreprocess(); }},
+      // Fusion can leave an unused gate output or dead ops behind.
+      {"attn-canonicalize", [] { return createAttnCanonicalize(); }},
+      {"attn-specialize",
+       [specialize] { return createAttnSpecialize(specialize); }},
+      {"attn-outline-kernels", [] { return createAttnOutlineKernels(); }},
+  };
+}
+
+void buildAttncPipeline(OpPassManager &pm, const PipelineOptions &options) {
+  for (const PipelineStage &stage : attncPipelineStages(options))
+    pm.addPass(stage.create());
 }
 
 namespace {

@@ -9,7 +9,10 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace attnc {
 
@@ -25,9 +28,20 @@ struct PipelineOptions {
   int64_t num_sms = 0;
 };
 
-/// verify → attn-canonicalize → attn-fuse-preprocess → attn-canonicalize →
-/// attn-specialize → attn-outline-kernels. The pass manager verifies the
-/// input before the first pass and the IR after each.
+/// One stage of attnc-pipeline: its pass flag and a way to create the pass.
+struct PipelineStage {
+  std::string name;
+  std::function<std::unique_ptr<mlir::Pass>()> create;
+};
+
+/// The stages of attnc-pipeline in order: attn-canonicalize →
+/// attn-fuse-preprocess → attn-canonicalize → attn-specialize →
+/// attn-outline-kernels. The one definition of the pipeline; callers that
+/// keep the IR after each stage (attnc compile) run them one at a time.
+std::vector<PipelineStage> attncPipelineStages(const PipelineOptions &options);
+
+/// All of attncPipelineStages in one pass manager. The pass manager verifies
+/// the input before the first pass and the IR after each.
 void buildAttncPipeline(mlir::OpPassManager &pm,
                         const PipelineOptions &options);
 
