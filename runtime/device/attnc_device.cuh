@@ -121,42 +121,13 @@ __device__ __forceinline__ void load_floats(const float *src, float (&out)[N]) {
   }
 }
 
-/// One head row spread over a group of `ThreadsPerHead` lanes: lane `lane`
-/// holds vectors c = 0..Chunks-1 at element (c * ThreadsPerHead + lane) *
-/// VectorWidth. Elements at or past `dim` are not read (zeros) or written.
-template <typename T, int Chunks, int ThreadsPerHead, int VectorWidth>
-__device__ __forceinline__ void load_head(const T *src, int lane, int dim,
-                                          bool active,
-                                          float (&x)[Chunks][VectorWidth]) {
-#pragma unroll
-  for (int c = 0; c < Chunks; ++c) {
-    const int e = (c * ThreadsPerHead + lane) * VectorWidth;
-    if (active && e < dim)
-      load_vec<T, VectorWidth>(src + e, x[c]);
-    else
-#pragma unroll
-      for (int i = 0; i < VectorWidth; ++i)
-        x[c][i] = 0.0f;
-  }
-}
-
-template <typename T, int Chunks, int ThreadsPerHead, int VectorWidth>
-__device__ __forceinline__ void
-store_head(T *dst, int lane, int dim, const float (&x)[Chunks][VectorWidth]) {
-#pragma unroll
-  for (int c = 0; c < Chunks; ++c) {
-    const int e = (c * ThreadsPerHead + lane) * VectorWidth;
-    if (e < dim)
-      store_vec<T, VectorWidth>(dst + e, x[c]);
-  }
-}
-
-// ---- reductions ---------------------------------------------------------------
+// ---- exchanges and reductions within a lane group ---------------------------
 
 /// Element `i` of vector `src_chunk` as held by lane `src_lane` of this
-/// thread's group of `ThreadsPerHead` lanes (the layout of load_head). Every
-/// lane of the group (`group_mask`) must call it; conflict-free, unlike a
-/// shared-memory exchange of strided elements.
+/// thread's group of `ThreadsPerHead` lanes (chunk c of a lane holds vector
+/// c * ThreadsPerHead + lane of the row). Every lane of the group
+/// (`group_mask`) must call it; conflict-free, unlike a shared-memory
+/// exchange of strided elements.
 template <int Chunks, int ThreadsPerHead, int VectorWidth>
 __device__ __forceinline__ float group_fetch(const float (&x)[Chunks][VectorWidth],
                                              int src_chunk, int src_lane, int i,
@@ -170,11 +141,6 @@ __device__ __forceinline__ float group_fetch(const float (&x)[Chunks][VectorWidt
   }
   return value;
 }
-
-/// A compile-time tag (e.g. the kind of a work item), for generic lambdas.
-template <int K> struct Kind {
-  static constexpr int value = K;
-};
 
 /// The lanes of this thread's group of `Width` consecutive lanes.
 template <int Width> __device__ __forceinline__ unsigned group_lane_mask() {
@@ -196,8 +162,10 @@ __device__ __forceinline__ float group_sum(float x, unsigned mask = 0xffffffffu)
 
 __device__ __forceinline__ float warp_sum(float x) { return group_sum<32>(x); }
 
-/// RMSNorm of one head held as load_head lays it out, over `dim` elements:
-/// x * rsqrt(mean(x^2) + eps) * w, or * (1 + w) when Gemma. The weights stay
+/// RMSNorm of one head spread over a group of `ThreadsPerHead` lanes (in any
+/// vector-to-lane layout: the sum covers every held element), over `dim`
+/// elements: x * rsqrt(mean(x^2) + eps) * w, or * (1 + w) when Gemma. The
+/// weights, in the same layout as x, stay
 /// packed in their own type (half the registers of floats) until used.
 /// Every lane of the group calls it.
 template <bool Gemma, int Chunks, int ThreadsPerHead, int VectorWidth, typename W>
@@ -219,30 +187,6 @@ rms_norm_head(float (&x)[Chunks][VectorWidth], const Vec<W, VectorWidth> (&w)[Ch
       const float weight = to_float(w[c].v[i]);
       x[c][i] *= inv_rms * (Gemma ? 1.0f + weight : weight);
     }
-}
-
-/// The raw vectors of one head row (load_head's layout), for values kept
-/// packed in registers; elements past `dim` are zero.
-template <typename T, int Chunks, int ThreadsPerHead, int VectorWidth>
-__device__ __forceinline__ void load_head_raw(const T *src, int lane, int dim,
-                                              Vec<T, VectorWidth> (&out)[Chunks]) {
-#pragma unroll
-  for (int c = 0; c < Chunks; ++c) {
-    const int e = (c * ThreadsPerHead + lane) * VectorWidth;
-    if (e < dim)
-      out[c] = *reinterpret_cast<const Vec<T, VectorWidth> *>(src + e);
-    else
-#pragma unroll
-      for (int i = 0; i < VectorWidth; ++i)
-        out[c].v[i] = from_float<T>(0.0f);
-  }
-}
-
-__device__ __forceinline__ float warp_max(float x) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2)
-    x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, offset));
-  return x;
 }
 
 // ---- math -------------------------------------------------------------------
