@@ -121,7 +121,14 @@ bool GridDimRule::operator==(const GridDimRule &other) const {
   if (isConstant())
     return constant == other.constant;
   return value == other.value && multiplier == other.multiplier &&
-         divisor == other.divisor;
+         divisor == other.divisor && plus == other.plus;
+}
+
+std::optional<int64_t> KernelAbi::hint(std::string_view wanted) const {
+  auto it = hints.find(wanted);
+  if (it == hints.end())
+    return std::nullopt;
+  return it->second;
 }
 
 int KernelAbi::paramIndex(std::string_view wanted) const {
@@ -142,12 +149,37 @@ bool KernelAbi::operator==(const KernelAbi &other) const {
   return name == other.name && params == other.params &&
          launch_scalars == other.launch_scalars && block == other.block &&
          grid == other.grid &&
-         dynamic_shared_memory_bytes == other.dynamic_shared_memory_bytes;
+         dynamic_shared_memory_bytes == other.dynamic_shared_memory_bytes &&
+         hints == other.hints;
 }
 
 //===----------------------------------------------------------------------===//
 // Validation
 //===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A grid rule's `value` or `plus` must name an i32/i64 parameter or a
+/// launch scalar; `field` is e.g. "grid[0].plus".
+Status checkGridSymbol(const KernelAbi &abi, const std::string &symbol,
+                       const std::string &field) {
+  int param = abi.paramIndex(symbol);
+  if (param >= 0) {
+    ParamKind kind = abi.params[size_t(param)].kind;
+    if (kind != ParamKind::I32 && kind != ParamKind::I64)
+      return invalid(field, "parameter '" + symbol + "' is " +
+                                paramKindName(kind) +
+                                "; a grid rule needs an i32 or i64 value");
+  } else if (abi.launchScalarIndex(symbol) < 0) {
+    return invalid(field, "'" + symbol +
+                              "' is neither an i32/i64 parameter nor a "
+                              "launch scalar of kernel '" +
+                              abi.name + "'");
+  }
+  return Status();
+}
+
+} // namespace
 
 Status validateKernelAbi(const KernelAbi &abi) {
   using json_util::isIdentifier;
@@ -218,23 +250,17 @@ Status validateKernelAbi(const KernelAbi &abi) {
         return invalid(field, "constant must be in [1, " +
                                   std::to_string(limit) + "] (got " +
                                   std::to_string(rule.constant) + ")");
+      if (rule.hasPlus())
+        return invalid(field + ".plus",
+                       "a constant grid dimension has no plus (got '" +
+                           rule.plus + "')");
       continue;
     }
-    int param = abi.paramIndex(rule.value);
-    if (param >= 0) {
-      ParamKind kind = abi.params[size_t(param)].kind;
-      if (kind != ParamKind::I32 && kind != ParamKind::I64)
-        return invalid(field + ".value",
-                       "parameter '" + rule.value + "' is " +
-                           paramKindName(kind) +
-                           "; a grid rule needs an i32 or i64 value");
-    } else if (abi.launchScalarIndex(rule.value) < 0) {
-      return invalid(field + ".value",
-                     "'" + rule.value +
-                         "' is neither an i32/i64 parameter nor a launch "
-                         "scalar of kernel '" +
-                         abi.name + "'");
-    }
+    if (Status s = checkGridSymbol(abi, rule.value, field + ".value"); !s)
+      return s;
+    if (rule.hasPlus())
+      if (Status s = checkGridSymbol(abi, rule.plus, field + ".plus"); !s)
+        return s;
     if (rule.multiplier < 1 || rule.multiplier > kMaxFactor)
       return invalid(field + ".multiplier",
                      "must be in [1, " + std::to_string(kMaxFactor) +
@@ -243,6 +269,12 @@ Status validateKernelAbi(const KernelAbi &abi) {
       return invalid(field + ".divisor",
                      "must be in [1, " + std::to_string(kMaxFactor) +
                          "] (got " + std::to_string(rule.divisor) + ")");
+  }
+
+  for (const auto &[name, value] : abi.hints) {
+    (void)value; // any int64 is a valid fact
+    if (!isIdentifier(name))
+      return invalid("hints", "'" + name + "' is not a C identifier");
   }
   return Status();
 }
@@ -288,10 +320,18 @@ ordered_json kernelAbiToJsonValue(const KernelAbi &abi) {
     r["value"] = rule.value;
     r["multiplier"] = rule.multiplier;
     r["divisor"] = rule.divisor;
+    if (rule.hasPlus())
+      r["plus"] = rule.plus;
     grid.push_back(r);
   }
   out["grid"] = grid;
   out["dynamic_shared_memory_bytes"] = abi.dynamic_shared_memory_bytes;
+  if (!abi.hints.empty()) {
+    ordered_json hints = ordered_json::object();
+    for (const auto &[name, value] : abi.hints)
+      hints[name] = value;
+    out["hints"] = hints;
+  }
   return out;
 }
 
@@ -387,10 +427,10 @@ Result<GridDimRule> gridDimFromJson(const json &value, int axis) {
   }
   if (!value.is_object())
     return invalid("", "must be a constant or {\"value\", \"multiplier\", "
-                       "\"divisor\"} (got " +
+                       "\"divisor\", \"plus\"} (got " +
                            json_util::describe(value) + ")");
   if (Status s = json_util::checkKnownFields(
-          value, {"value", "multiplier", "divisor"});
+          value, {"value", "multiplier", "divisor", "plus"});
       !s)
     return s;
   GridDimRule rule;
@@ -411,7 +451,38 @@ Result<GridDimRule> gridDimFromJson(const json &value, int axis) {
     (std::strcmp(key, "multiplier") == 0 ? rule.multiplier : rule.divisor) =
         *factor;
   }
+  auto plus = value.find("plus");
+  if (plus != value.end()) {
+    auto plus_text = json_util::readString(*plus, "plus");
+    if (!plus_text)
+      return plus_text.status();
+    if (plus_text->empty())
+      return invalid("plus", "must name an i32/i64 parameter or a launch "
+                             "scalar (got an empty string; omit the field "
+                             "for no plus)");
+    rule.plus = *plus_text;
+  }
   return rule;
+}
+
+/// The "hints" object: name -> integer.
+Result<std::map<std::string, int64_t, std::less<>>>
+hintsFromJson(const json &value) {
+  if (!value.is_object())
+    return invalid("hints", "must be an object of name -> integer (got " +
+                                json_util::describe(value) + ")");
+  std::map<std::string, int64_t, std::less<>> hints;
+  for (const auto &[name, entry] : value.items()) {
+    if (!json_util::isIdentifier(name))
+      return invalid("hints", "'" + name + "' is not a C identifier");
+    auto number = json_util::readInteger(
+        entry, "hints." + name, std::numeric_limits<int64_t>::min(),
+        std::numeric_limits<int64_t>::max());
+    if (!number)
+      return number.status();
+    hints.emplace(name, *number);
+  }
+  return hints;
 }
 
 } // namespace
@@ -422,7 +493,7 @@ Result<KernelAbi> kernelAbiFromJsonValue(const json &value) {
                            json_util::describe(value) + ")");
   if (Status s = json_util::checkKnownFields(
           value, {"name", "params", "launch_scalars", "block", "grid",
-                  "dynamic_shared_memory_bytes"});
+                  "dynamic_shared_memory_bytes", "hints"});
       !s)
     return s;
   KernelAbi abi;
@@ -496,6 +567,14 @@ Result<KernelAbi> kernelAbiFromJsonValue(const json &value) {
     return shared_bytes.status();
   abi.dynamic_shared_memory_bytes = uint32_t(*shared_bytes);
 
+  auto hints = value.find("hints");
+  if (hints != value.end()) {
+    auto read = hintsFromJson(*hints);
+    if (!read)
+      return read.status();
+    abi.hints = std::move(*read);
+  }
+
   if (Status s = validateKernelAbi(abi); !s)
     return s;
   return abi;
@@ -558,6 +637,35 @@ Result<std::vector<KernelAbi>> kernelAbiListFromJson(std::string_view text) {
 // Launch geometry
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The launch's value of a grid symbol (an i32/i64 parameter or a launch
+/// scalar); the counts and nulls are checked by the caller.
+Result<int64_t> gridSymbolValue(const KernelAbi &abi, const std::string &symbol,
+                                void *const *args,
+                                const int64_t *launch_scalars,
+                                const std::string &field) {
+  int param = abi.paramIndex(symbol);
+  if (param >= 0) {
+    // The argument points to the parameter's value, typed per the ABI;
+    // memcpy because the caller's storage need not be aligned for it.
+    if (abi.params[size_t(param)].kind == ParamKind::I32) {
+      int32_t v;
+      std::memcpy(&v, args[param], sizeof(v));
+      return int64_t(v);
+    }
+    int64_t v;
+    std::memcpy(&v, args[param], sizeof(v));
+    return v;
+  }
+  int scalar = abi.launchScalarIndex(symbol);
+  if (scalar < 0) // validateKernelAbi rules this out
+    return invalid(field, "'" + symbol + "' is not a parameter or scalar");
+  return launch_scalars[scalar];
+}
+
+} // namespace
+
 Result<LaunchGeometry> computeLaunchGeometry(const KernelAbi &abi,
                                              void *const *args, size_t num_args,
                                              const int64_t *launch_scalars,
@@ -599,40 +707,41 @@ Result<LaunchGeometry> computeLaunchGeometry(const KernelAbi &abi,
       geometry.grid[d] = uint32_t(rule.constant);
       continue;
     }
-    int64_t value;
-    int param = abi.paramIndex(rule.value);
-    if (param >= 0) {
-      // The argument points to the parameter's value, typed per the ABI;
-      // memcpy because the caller's storage need not be aligned for it.
-      if (abi.params[size_t(param)].kind == ParamKind::I32) {
-        int32_t v;
-        std::memcpy(&v, args[param], sizeof(v));
-        value = v;
-      } else {
-        std::memcpy(&value, args[param], sizeof(value));
-      }
-    } else {
-      int scalar = abi.launchScalarIndex(rule.value);
-      if (scalar < 0) // validateKernelAbi rules this out
-        return invalid(field + ".value",
-                       "'" + rule.value + "' is not a parameter or scalar");
-      value = launch_scalars[scalar];
-    }
-    if (value < 0)
+    auto value = gridSymbolValue(abi, rule.value, args, launch_scalars,
+                                 field + ".value");
+    if (!value)
+      return value.status();
+    if (*value < 0)
       return invalid(field, "value '" + rule.value + "' is negative (" +
-                                std::to_string(value) + ")");
-    // value < 2^63 and multiplier < 2^31: the product fits in 128 bits.
+                                std::to_string(*value) + ")");
+    int64_t plus = 0;
+    if (rule.hasPlus()) {
+      auto plus_value = gridSymbolValue(abi, rule.plus, args, launch_scalars,
+                                        field + ".plus");
+      if (!plus_value)
+        return plus_value.status();
+      if (*plus_value < 0)
+        return invalid(field, "plus '" + rule.plus + "' is negative (" +
+                                  std::to_string(*plus_value) + ")");
+      plus = *plus_value;
+    }
+    // value < 2^63 and multiplier < 2^31: the product fits in 128 bits, and
+    // so does the quotient plus a value < 2^63.
     unsigned __int128 product =
-        (unsigned __int128)uint64_t(value) * uint64_t(rule.multiplier);
+        (unsigned __int128)uint64_t(*value) * uint64_t(rule.multiplier);
     unsigned __int128 blocks =
-        (product + uint64_t(rule.divisor) - 1) / uint64_t(rule.divisor);
+        (product + uint64_t(rule.divisor) - 1) / uint64_t(rule.divisor) +
+        uint64_t(plus);
     int64_t limit = d == 0 ? kMaxGridX : kMaxGridYZ;
     if (blocks > (unsigned __int128)limit)
       return invalid(field, "ceil_div(" + rule.value + " (" +
-                                std::to_string(value) + ") * " +
+                                std::to_string(*value) + ") * " +
                                 std::to_string(rule.multiplier) + ", " +
-                                std::to_string(rule.divisor) +
-                                ") exceeds the CUDA grid limit " +
+                                std::to_string(rule.divisor) + ")" +
+                                (rule.hasPlus() ? " + " + rule.plus + " (" +
+                                                      std::to_string(plus) + ")"
+                                                : std::string()) +
+                                " exceeds the CUDA grid limit " +
                                 std::to_string(limit) + " along " + kAxis[d]);
     geometry.grid[d] = uint32_t(blocks);
   }

@@ -189,7 +189,9 @@ attnc_status_t attnc_kernel_set_find_kernel(attnc_kernel_set_t set,
 
 /** The kernel's entry point name. */
 const char *attnc_kernel_name(attnc_kernel_t kernel);
-/** The kernel's ABI as one JSON object (format in KernelAbi.h). */
+/** The kernel's ABI as one JSON object (format in KernelAbi.h: params,
+ *  launch_scalars, block, grid rules with optional "plus", dynamic shared
+ *  memory, optional "hints"). */
 const char *attnc_kernel_abi_json(attnc_kernel_t kernel);
 /** Number of parameters a launch must pass. */
 size_t attnc_kernel_param_count(attnc_kernel_t kernel);
@@ -242,8 +244,11 @@ attnc_status_t attnc_kernel_set_build_report(attnc_kernel_set_t set,
  *  `args[i]` points to the value of parameter i (a device pointer, an
  *  int32_t, ...), as for cuLaunchKernel; num_args must equal the ABI's
  *  parameter count. `launch_scalars` are the values of the ABI's
- *  launch_scalars, in order. The grid comes from the ABI's rule; a grid with
- *  a zero dimension launches nothing and returns OK.
+ *  launch_scalars, in order. The grid comes from the ABI's rule (per axis a
+ *  constant or ceil_div(value * multiplier, divisor) [+ plus], the symbols
+ *  read from these arguments; KernelAbi.h); a grid with a zero dimension
+ *  launches nothing and returns OK. The ABI's optional "hints" are for the
+ *  caller (e.g. to choose a parameter's value); the launch ignores them.
  *
  *  Argument errors are INVALID_ARGUMENT on any machine; without a driver the
  *  call returns NO_DRIVER. */

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <limits>
 
 using namespace attnc::runtime;
 using nlohmann::json;
@@ -15,7 +16,8 @@ using nlohmann::json;
 namespace {
 
 /// An ABI that uses every feature: each kind, several dtypes, a shape with
-/// symbols and constants, a launch scalar, every grid form, shared memory.
+/// symbols and constants, a launch scalar, every grid form (a plus
+/// included), shared memory, hints.
 KernelAbi fullAbi() {
   KernelAbi abi;
   abi.name = "fused_preprocess_192_128";
@@ -36,6 +38,28 @@ KernelAbi fullAbi() {
               GridDimRule::ceilDiv("num_sequences", 1, 1),
               GridDimRule::fixed(5)};
   abi.dynamic_shared_memory_bytes = 49152;
+  return abi;
+}
+
+/// The split-KV attention form: grid x is ceil_div(num_tokens * 8, 64) +
+/// num_seqs, z follows a parameter the launcher picks, and hints tell it how.
+KernelAbi splitKvAbi() {
+  KernelAbi abi;
+  abi.name = "attnc_test_layer__attention";
+  abi.params = {
+      {"query", ParamKind::Pointer, ElementType::BF16, std::nullopt},
+      {"workspace", ParamKind::Pointer, ElementType::F32,
+       std::vector<ShapeDim>{ShapeDim::constant(4096)}},
+      {"num_tokens", ParamKind::I32, ElementType::F32, std::nullopt},
+      {"num_seqs", ParamKind::I32, ElementType::F32, std::nullopt},
+      {"num_kv_splits", ParamKind::I32, ElementType::F32, std::nullopt},
+  };
+  abi.launch_scalars = {"extra_rows"};
+  abi.block = {128, 1, 1};
+  abi.grid = {GridDimRule::ceilDivPlus("num_tokens", 8, 64, "num_seqs"),
+              GridDimRule::fixed(2),
+              GridDimRule::ceilDiv("num_kv_splits", 1, 1)};
+  abi.hints = {{"target_ctas", 264}, {"max_kv_splits", 64}};
   return abi;
 }
 
@@ -77,6 +101,97 @@ TEST(KernelAbi, RoundTripKeepsEveryField) {
   EXPECT_EQ(document["grid"][2], 5);
   EXPECT_EQ(document["launch_scalars"], json::parse(R"(["num_sequences"])"));
   EXPECT_EQ(document["dynamic_shared_memory_bytes"], 49152);
+}
+
+TEST(KernelAbi, PlusAndHintsRoundTrip) {
+  KernelAbi abi = splitKvAbi();
+  ASSERT_TRUE(validateKernelAbi(abi)) << validateKernelAbi(abi).message();
+  std::string text = kernelAbiToJson(abi);
+  auto back = kernelAbiFromJson(text);
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(*back, abi);
+  EXPECT_EQ(kernelAbiToJson(*back), text);
+  EXPECT_EQ(back->grid[0].plus, "num_seqs");
+  EXPECT_EQ(back->hint("target_ctas"), std::optional<int64_t>(264));
+  EXPECT_EQ(back->hint("max_kv_splits"), std::optional<int64_t>(64));
+  EXPECT_EQ(back->hint("nope"), std::nullopt);
+
+  json document = json::parse(text);
+  EXPECT_EQ(document["grid"][0], json::parse(R"({"value": "num_tokens",
+      "multiplier": 8, "divisor": 64, "plus": "num_seqs"})"));
+  EXPECT_EQ(document["grid"][2], json::parse(R"({"value": "num_kv_splits",
+      "multiplier": 1, "divisor": 1})")); // no "plus" when there is none
+  EXPECT_EQ(document["hints"],
+            json::parse(R"({"max_kv_splits": 64, "target_ctas": 264})"));
+
+  // Both are part of equality.
+  KernelAbi other = abi;
+  other.grid[0].plus = "num_tokens";
+  EXPECT_FALSE(other == abi);
+  other = abi;
+  other.hints["target_ctas"] = 132;
+  EXPECT_FALSE(other == abi);
+  other = abi;
+  other.hints.clear();
+  EXPECT_FALSE(other == abi);
+
+  // A plus may name a launch scalar.
+  abi.grid[0].plus = "extra_rows";
+  ASSERT_TRUE(validateKernelAbi(abi)) << validateKernelAbi(abi).message();
+  auto scalar_plus = kernelAbiFromJson(kernelAbiToJson(abi));
+  ASSERT_TRUE(scalar_plus) << scalar_plus.status().message();
+  EXPECT_EQ(*scalar_plus, abi);
+}
+
+TEST(KernelAbi, NoHintsAndNoPlusAreOmitted) {
+  std::string text = kernelAbiToJson(fullAbi());
+  json document = json::parse(text);
+  EXPECT_FALSE(document.contains("hints"));
+  for (const json &entry : document["grid"])
+    EXPECT_FALSE(entry.is_object() && entry.contains("plus")) << entry.dump();
+  // And an ABI without them reads back without them.
+  auto back = kernelAbiFromJson(text);
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(back->hints.empty());
+  EXPECT_FALSE(back->grid[0].hasPlus());
+  // Hints given as an empty object are the same as none.
+  document["hints"] = json::object();
+  auto empty = kernelAbiFromJson(document.dump());
+  ASSERT_TRUE(empty) << empty.status().message();
+  EXPECT_EQ(*empty, fullAbi());
+}
+
+TEST(KernelAbi, ValidateNamesPlusAndHintFields) {
+  KernelAbi abi = splitKvAbi();
+  abi.grid[0].plus = "query"; // a pointer
+  Status pointer = validateKernelAbi(abi);
+  ASSERT_FALSE(pointer);
+  EXPECT_EQ(pointer.error().field, "grid[0].plus");
+  EXPECT_NE(pointer.message().find("a grid rule needs an i32 or i64 value"),
+            std::string::npos);
+
+  abi = splitKvAbi();
+  abi.grid[2].plus = "num_sequences";
+  Status unknown = validateKernelAbi(abi);
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().field, "grid[2].plus");
+  EXPECT_NE(unknown.message().find("neither an i32/i64 parameter nor a "
+                                   "launch scalar"),
+            std::string::npos);
+
+  abi = splitKvAbi();
+  abi.grid[1].plus = "num_seqs"; // grid[1] is a constant
+  Status constant = validateKernelAbi(abi);
+  ASSERT_FALSE(constant);
+  EXPECT_EQ(constant.error().field, "grid[1].plus");
+
+  abi = splitKvAbi();
+  abi.hints["2x"] = 1;
+  Status hint = validateKernelAbi(abi);
+  ASSERT_FALSE(hint);
+  EXPECT_EQ(hint.error().field, "hints");
+  EXPECT_NE(hint.message().find("'2x' is not a C identifier"),
+            std::string::npos);
 }
 
 TEST(KernelAbi, ListRoundTrip) {
@@ -166,6 +281,31 @@ TEST(KernelAbi, BadFieldsAreNamed) {
        "launch_scalars[0]", "already a parameter"},
       {"params not an array", [](json &j) { j["params"] = json::object(); },
        "params", "must be an array"},
+      {"grid plus unknown",
+       [](json &j) { j["grid"][0]["plus"] = "num_seqs"; }, "grid[0].plus",
+       "neither an i32/i64 parameter nor a launch scalar"},
+      {"grid plus is a pointer",
+       [](json &j) { j["grid"][0]["plus"] = "ptr2"; }, "grid[0].plus",
+       "a grid rule needs an i32 or i64 value"},
+      {"grid plus not a string", [](json &j) { j["grid"][0]["plus"] = 3; },
+       "grid[0].plus", "must be a string"},
+      {"grid plus empty", [](json &j) { j["grid"][0]["plus"] = ""; },
+       "grid[0].plus", "omit the field"},
+      {"misspelled grid field",
+       [](json &j) { j["grid"][0]["pluss"] = "n"; }, "grid[0].pluss",
+       "unknown field"},
+      {"hints not an object",
+       [](json &j) { j["hints"] = json::array({264}); }, "hints",
+       "must be an object"},
+      {"hint value not an integer",
+       [](json &j) { j["hints"] = {{"target_ctas", 2.5}}; },
+       "hints.target_ctas", "must be an integer"},
+      {"hint value a string",
+       [](json &j) { j["hints"] = {{"max_kv_splits", "64"}}; },
+       "hints.max_kv_splits", "must be an integer"},
+      {"hint name not an identifier",
+       [](json &j) { j["hints"] = {{"target-ctas", 1}}; }, "hints",
+       "'target-ctas' is not a C identifier"},
   };
   for (const BadFieldCase &c : cases) {
     json document = baseJson();
@@ -304,6 +444,121 @@ TEST(LaunchGeometry, ChecksCountsNullsAndLimits) {
   ASSERT_FALSE(too_big);
   EXPECT_EQ(too_big.status().error().field, "grid[1]");
   EXPECT_NE(too_big.status().message().find("65535"), std::string::npos);
+}
+
+namespace {
+struct SplitKvArgs {
+  void *query = nullptr, *workspace = nullptr;
+  int32_t num_tokens = 0, num_seqs = 0, num_kv_splits = 1;
+  void *args[5] = {&query, &workspace, &num_tokens, &num_seqs,
+                   &num_kv_splits};
+};
+} // namespace
+
+TEST(LaunchGeometry, PlusIsAddedAfterTheDivision) {
+  // Decode, 8 sequences: ceil(8 * 8 / 64) + 8 = 9 row blocks, 15 splits.
+  SplitKvArgs a;
+  a.num_tokens = 8;
+  a.num_seqs = 8;
+  a.num_kv_splits = 15;
+  int64_t scalars[] = {0};
+  auto decode = computeLaunchGeometry(splitKvAbi(), a.args, 5, scalars, 1);
+  ASSERT_TRUE(decode) << decode.status().message();
+  EXPECT_EQ(decode->grid, (std::array<uint32_t, 3>{9, 2, 15}));
+
+  // 64 sequences: ceil(64 * 8 / 64) + 64 = 72.
+  a.num_tokens = 64;
+  a.num_seqs = 64;
+  a.num_kv_splits = 2;
+  auto b64 = computeLaunchGeometry(splitKvAbi(), a.args, 5, scalars, 1);
+  ASSERT_TRUE(b64) << b64.status().message();
+  EXPECT_EQ(b64->grid, (std::array<uint32_t, 3>{72, 2, 2}));
+
+  // Prefill, one sequence of 1000 rows: ceil(8000 / 64) + 1 = 126.
+  a.num_tokens = 1000;
+  a.num_seqs = 1;
+  a.num_kv_splits = 1;
+  auto prefill = computeLaunchGeometry(splitKvAbi(), a.args, 5, scalars, 1);
+  ASSERT_TRUE(prefill);
+  EXPECT_EQ(prefill->grid[0], 126u);
+
+  // No tokens and no sequences: an empty launch.
+  a.num_tokens = 0;
+  a.num_seqs = 0;
+  auto empty = computeLaunchGeometry(splitKvAbi(), a.args, 5, scalars, 1);
+  ASSERT_TRUE(empty);
+  EXPECT_TRUE(empty->empty());
+}
+
+TEST(LaunchGeometry, PlusFromALaunchScalar) {
+  KernelAbi abi = splitKvAbi();
+  abi.grid[0].plus = "extra_rows";
+  SplitKvArgs a;
+  a.num_tokens = 100; // ceil(800 / 64) = 13
+  a.num_seqs = 999;   // not used by this rule
+  int64_t scalars[] = {5};
+  auto geometry = computeLaunchGeometry(abi, a.args, 5, scalars, 1);
+  ASSERT_TRUE(geometry) << geometry.status().message();
+  EXPECT_EQ(geometry->grid[0], 18u);
+
+  // The scalar must still be given.
+  auto missing = computeLaunchGeometry(abi, a.args, 5, nullptr, 0);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.status().error().field, "launch_scalars");
+}
+
+TEST(LaunchGeometry, PlusChecksSymbolsSignsAndLimits) {
+  SplitKvArgs a;
+  a.num_tokens = 16;
+  a.num_seqs = -3;
+  int64_t scalars[] = {0};
+  auto negative = computeLaunchGeometry(splitKvAbi(), a.args, 5, scalars, 1);
+  ASSERT_FALSE(negative);
+  EXPECT_EQ(negative.status().error().field, "grid[0]");
+  EXPECT_NE(negative.status().message().find("plus 'num_seqs' is negative (-3)"),
+            std::string::npos)
+      << negative.status().message();
+
+  // A plus that names nothing (an ABI that skipped validation) is an error,
+  // never a read of some other argument.
+  KernelAbi unvalidated = splitKvAbi();
+  unvalidated.grid[0].plus = "num_sequences";
+  a.num_seqs = 1;
+  auto unknown = computeLaunchGeometry(unvalidated, a.args, 5, scalars, 1);
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.status().error().field, "grid[0].plus");
+
+  // The sum is checked against the grid limit, not just the quotient.
+  KernelAbi abi = splitKvAbi();
+  abi.grid[0] = GridDimRule::ceilDivPlus("num_tokens", 1, 1, "extra_rows");
+  a.num_tokens = 1 << 30;
+  int64_t big[] = {int64_t(1) << 30}; // 2^30 + 2^30 = 2^31 > 2^31 - 1
+  auto too_big = computeLaunchGeometry(abi, a.args, 5, big, 1);
+  ASSERT_FALSE(too_big);
+  EXPECT_EQ(too_big.status().error().field, "grid[0]");
+  EXPECT_NE(too_big.status().message().find("+ extra_rows (1073741824) "
+                                            "exceeds the CUDA grid limit"),
+            std::string::npos)
+      << too_big.status().message();
+  int64_t huge[] = {std::numeric_limits<int64_t>::max()}; // no wrap-around
+  auto overflow = computeLaunchGeometry(abi, a.args, 5, huge, 1);
+  ASSERT_FALSE(overflow);
+  EXPECT_EQ(overflow.status().error().field, "grid[0]");
+  int64_t fits[] = {(int64_t(1) << 30) - 1};
+  auto at_limit = computeLaunchGeometry(abi, a.args, 5, fits, 1);
+  ASSERT_TRUE(at_limit) << at_limit.status().message();
+  EXPECT_EQ(at_limit->grid[0], uint32_t((int64_t(1) << 31) - 1));
+
+  // Along y and z the limit is 65535.
+  abi = splitKvAbi();
+  abi.grid[2] = GridDimRule::ceilDivPlus("num_kv_splits", 1, 1, "extra_rows");
+  a.num_tokens = 8;
+  a.num_kv_splits = 65535;
+  int64_t one[] = {1};
+  auto z = computeLaunchGeometry(abi, a.args, 5, one, 1);
+  ASSERT_FALSE(z);
+  EXPECT_EQ(z.status().error().field, "grid[2]");
+  EXPECT_NE(z.status().message().find("65535 along z"), std::string::npos);
 }
 
 TEST(Status, MessagesCarryTheFieldPath) {

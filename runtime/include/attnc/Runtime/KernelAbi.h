@@ -6,7 +6,7 @@
 // runtime launches any generated kernel from this description alone, without
 // knowing its family. A bundle's manifest.json holds one per kernel.
 //
-// JSON form of one kernel (every field except launch_scalars and the
+// JSON form of one kernel (every field except launch_scalars, hints and the
 // per-parameter dtype/shape is required; unknown fields are errors, so a typo
 // cannot silently drop a setting):
 //
@@ -22,11 +22,22 @@
 //                                             // are not kernel parameters
 //     "block": [128, 1, 1],
 //     "grid": [{"value": "num_tokens", "multiplier": 1, "divisor": 4}, 32, 1],
-//     "dynamic_shared_memory_bytes": 0
+//     "dynamic_shared_memory_bytes": 0,
+//     "hints": {"target_ctas": 264}           // optional
 //   }
 //
 // A grid entry is a constant or ceil_div(value * multiplier, divisor), where
-// value names an i32/i64 parameter or a launch scalar.
+// value names an i32/i64 parameter or a launch scalar; multiplier and divisor
+// default to 1. An entry may add a second symbol after the division,
+//   {"value": "num_tokens", "multiplier": 8, "divisor": 64, "plus": "num_seqs"}
+// giving ceil_div(num_tokens * 8, 64) + num_seqs; "plus" names an i32/i64
+// parameter or a launch scalar like "value" (omitted when there is none).
+//
+// "hints" (optional, omitted when empty) are named integer facts about the
+// kernel that a launcher may use to pick values it passes, e.g. the CTA
+// count that fills the GPU ("target_ctas") or the largest value a parameter
+// may take ("max_kv_splits"). Names are C identifiers; the runtime itself
+// does not interpret them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_RUNTIME_KERNELABI_H
@@ -37,6 +48,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -89,19 +102,31 @@ struct KernelParam {
 };
 
 /// One grid dimension: `constant`, or ceil_div(value * multiplier, divisor)
-/// where `value` names an i32/i64 parameter or a launch scalar.
+/// [+ plus] where `value` (and `plus`, when set) names an i32/i64 parameter
+/// or a launch scalar.
 struct GridDimRule {
   std::string value;    ///< empty for a constant dimension
   int64_t constant = 1; ///< used when value is empty
   int64_t multiplier = 1;
   int64_t divisor = 1;
+  /// Optional: a symbol whose value is added after the ceil_div (empty for
+  /// none; only on non-constant dimensions).
+  std::string plus;
 
-  static GridDimRule fixed(int64_t constant) { return {"", constant, 1, 1}; }
+  static GridDimRule fixed(int64_t constant) {
+    return {"", constant, 1, 1, ""};
+  }
   static GridDimRule ceilDiv(std::string value, int64_t multiplier,
                              int64_t divisor) {
-    return {std::move(value), 1, multiplier, divisor};
+    return {std::move(value), 1, multiplier, divisor, ""};
+  }
+  /// ceil_div(value * multiplier, divisor) + plus.
+  static GridDimRule ceilDivPlus(std::string value, int64_t multiplier,
+                                 int64_t divisor, std::string plus) {
+    return {std::move(value), 1, multiplier, divisor, std::move(plus)};
   }
   bool isConstant() const { return value.empty(); }
+  bool hasPlus() const { return !plus.empty(); }
   bool operator==(const GridDimRule &other) const;
 };
 
@@ -117,7 +142,11 @@ struct KernelAbi {
   std::array<GridDimRule, 3> grid = {
       GridDimRule::fixed(1), GridDimRule::fixed(1), GridDimRule::fixed(1)};
   uint32_t dynamic_shared_memory_bytes = 0;
+  /// Named integer facts for the launcher (e.g. "target_ctas"), by name.
+  std::map<std::string, int64_t, std::less<>> hints;
 
+  /// The hint called `name`, if the ABI has it.
+  std::optional<int64_t> hint(std::string_view name) const;
   /// Index of the parameter called `name`, or -1.
   int paramIndex(std::string_view name) const;
   /// Index of the launch scalar called `name`, or -1.
@@ -126,9 +155,10 @@ struct KernelAbi {
 };
 
 /// Checks the rules the JSON reader enforces (identifiers, unique names,
-/// dtype only on pointers, grid values that name an i32/i64 parameter or a
-/// launch scalar, positive multipliers/divisors, block limits). Errors name
-/// the field ("params[1].name", "grid[0].value").
+/// dtype only on pointers, grid values and pluses that name an i32/i64
+/// parameter or a launch scalar, positive multipliers/divisors, block limits,
+/// hint names that are identifiers). Errors name the field
+/// ("params[1].name", "grid[0].value", "grid[0].plus", "hints").
 Status validateKernelAbi(const KernelAbi &abi);
 
 /// One kernel as a JSON object (pretty-printed with `indent` spaces, or
@@ -157,7 +187,8 @@ struct LaunchGeometry {
 /// Applies the ABI's grid rule to a launch's arguments. `args[i]` points to
 /// the value of params[i] (as for cuLaunchKernel); `launch_scalars[j]` is the
 /// value of abi.launch_scalars[j]. Checks the counts, null arguments,
-/// negative values and the CUDA grid limits (x < 2^31, y and z < 2^16).
+/// negative values (of `value` and `plus`) and the CUDA grid limits
+/// (x < 2^31, y and z < 2^16).
 Result<LaunchGeometry> computeLaunchGeometry(const KernelAbi &abi,
                                              void *const *args, size_t num_args,
                                              const int64_t *launch_scalars,
