@@ -7,14 +7,22 @@ type and shape, whose dims are constants or symbols (num_tokens, num_blocks,
 num_seqs, max_blocks_per_seq, num_seqs_plus_one). A symbol is bound by the
 first argument that has it and must agree everywhere after; the i32/i64
 parameters and launch scalars (num_tokens, num_seqs, max_blocks_per_seq) take
-the bound values, never values from the caller.
+the bound values, never values from the caller. A value no tensor carries
+(num_kv_splits) is bound by the caller of :func:`launch` through `derive`.
+
+Split-KV (attention kernels whose ABI has a ``num_kv_splits`` parameter, a
+``workspace`` pointer and the hints ``target_ctas`` / ``max_kv_splits``): see
+:func:`choose_kv_splits` for the split rule and :func:`zeroed_workspace` for
+the package's own workspace.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+import operator
+from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
+                    Tuple)
 
 from .errors import ArgumentError
 from ._library import Library
@@ -28,6 +36,138 @@ _INT32_MAX = 2**31 - 1
 #: Symbols whose value follows from another: name -> (base symbol, offset).
 _DERIVED_SYMBOLS = {"num_seqs_plus_one": ("num_seqs", 1)}
 
+#: The split-KV contract's names (ABI parameters and hints).
+KV_SPLITS = "num_kv_splits"
+WORKSPACE = "workspace"
+TARGET_CTAS = "target_ctas"
+MAX_KV_SPLITS = "max_kv_splits"
+
+
+def parse_hints(abi: Mapping[str, Any]) -> Dict[str, int]:
+    """The ABI's "hints" (name -> int; {} when it has none). Raises
+    ArgumentError("hints", ...) for anything but an object of integers."""
+    hints = abi.get("hints")
+    if hints is None:
+        return {}
+    name = abi.get("name", "?")
+    if not isinstance(hints, Mapping):
+        raise ArgumentError("hints", f"kernel {name}: the ABI's hints must be an "
+                            f"object of name -> integer, got {type(hints).__name__}")
+    result = {}
+    for key, value in hints.items():
+        if not isinstance(key, str) or not key.isidentifier():
+            raise ArgumentError("hints", f"kernel {name}: hint name {key!r} is not "
+                                "an identifier")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ArgumentError(f"hints.{key}", f"kernel {name}: must be an "
+                                f"integer, got {value!r}")
+        result[key] = value
+    return result
+
+
+def grid_dim(rule: Any, lookup: Callable[[str], Optional[int]], axis: int = 0) -> int:
+    """One grid dimension of an ABI grid rule (an int, or {"value",
+    "multiplier", "divisor", "plus"}) for symbol values from `lookup`, as the
+    runtime computes it: ceil_div(value * multiplier, divisor) + plus."""
+    if isinstance(rule, int):
+        return rule
+
+    def symbol(key: str) -> int:
+        name = rule[key]
+        value = lookup(name)
+        if value is None:
+            raise ArgumentError(name, f"the grid rule of axis {'xyz'[axis]} needs "
+                                f"{name}, which no argument gives")
+        if value < 0:
+            raise ArgumentError(name, f"is negative ({value}); grid axis "
+                                f"{'xyz'[axis]} needs it")
+        return value
+
+    blocks = -(-symbol("value") * int(rule.get("multiplier", 1))
+               // int(rule.get("divisor", 1)))
+    if rule.get("plus"):
+        blocks += symbol("plus")
+    return blocks
+
+
+def _rule_symbols(rule: Any) -> Tuple[str, ...]:
+    if isinstance(rule, int):
+        return ()
+    return tuple(rule[k] for k in ("value", "plus") if rule.get(k))
+
+
+class SplitKv:
+    """A kernel's split-KV facts, read from its ABI.
+
+    Attributes:
+        target_ctas: T, the CTA count that fills the GPU (hint target_ctas).
+        max_kv_splits: M, the largest split count (hint max_kv_splits).
+        base_axes: the grid axes that do not follow num_kv_splits; their
+            product is the launch's CTA count per split ("base").
+    """
+
+    def __init__(self, abi: Mapping[str, Any], hints: Mapping[str, int]):
+        name = abi.get("name", "?")
+        missing = [h for h in (TARGET_CTAS, MAX_KV_SPLITS) if h not in hints]
+        if missing:
+            raise ArgumentError(
+                KV_SPLITS, f"kernel {name} takes {KV_SPLITS}, but its ABI has no "
+                f"hint {' / '.join(missing)} to choose it with")
+        self.target_ctas = int(hints[TARGET_CTAS])
+        self.max_kv_splits = int(hints[MAX_KV_SPLITS])
+        if self.target_ctas < 1 or self.max_kv_splits < 1:
+            raise ArgumentError(
+                KV_SPLITS, f"kernel {name}: hints {TARGET_CTAS} ({self.target_ctas}) "
+                f"and {MAX_KV_SPLITS} ({self.max_kv_splits}) must be >= 1")
+        self.grid = list(abi["grid"])
+        self.base_axes = [d for d, rule in enumerate(self.grid)
+                          if KV_SPLITS not in _rule_symbols(rule)]
+
+    @property
+    def capacity(self) -> int:
+        """The most CTAs (base * splits) the workspace holds partials for:
+        2 * target_ctas."""
+        return 2 * self.target_ctas
+
+    def base(self, lookup: Callable[[str], Optional[int]]) -> int:
+        """base = the product of the grid axes that do not follow
+        num_kv_splits (gx * gy for the attention kernel)."""
+        base = 1
+        for d in self.base_axes:
+            base *= grid_dim(self.grid[d], lookup, d)
+        return base
+
+    def rule_text(self) -> str:
+        return (f"the split rule: 1 if base >= {TARGET_CTAS} ({self.target_ctas}), "
+                f"else min({MAX_KV_SPLITS} ({self.max_kv_splits}), "
+                f"ceil({TARGET_CTAS} / base))")
+
+    def choose(self, base: int, requested: Any = None) -> int:
+        """The split count for a launch of `base` CTAs per split: the rule
+        when `requested` is None, else `requested` after checking it."""
+        if requested is None:
+            if base >= self.target_ctas or base <= 0:
+                return 1
+            return min(self.max_kv_splits, -(-self.target_ctas // base))
+        if isinstance(requested, bool) or not hasattr(requested, "__index__"):
+            raise ArgumentError(KV_SPLITS, f"expected None (automatic) or an int, "
+                                f"got {type(requested).__name__}")
+        requested = operator.index(requested)
+        if not 1 <= requested <= self.max_kv_splits:
+            raise ArgumentError(
+                KV_SPLITS, f"must be in [1, {MAX_KV_SPLITS}] = [1, "
+                f"{self.max_kv_splits}] (got {requested}); None picks it by "
+                f"{self.rule_text()}")
+        if requested > 1 and base * requested > self.capacity:
+            raise ArgumentError(
+                KV_SPLITS, f"{requested} splits of {base} CTAs (grid "
+                f"{' * '.join('xyz'[d] for d in self.base_axes)}) need "
+                f"{base * requested} CTAs of workspace, more than its capacity "
+                f"2 * {TARGET_CTAS} = {self.capacity}: base * num_kv_splits must "
+                f"be <= {self.capacity} (at most {max(self.capacity // base, 1)} "
+                f"splits here); None picks it by {self.rule_text()}")
+        return requested
+
 
 class KernelPlan:
     """What a launch of one kernel needs, read once from its ABI.
@@ -38,10 +178,19 @@ class KernelPlan:
             ("q_norm_weight" -> "q/k norm").
         outputs: names of parameters the launcher allocates when not given.
         writable: names of parameters the kernel writes (outputs, caches).
+        at_least: names of pointer parameters whose constant 1-D shape
+            ``[W]`` is a minimum: a 1-D tensor of at least W elements is
+            accepted (scratch buffers such as the split-KV workspace).
+
+    Attributes:
+        hints: the ABI's hints (name -> int, {} when none).
+        split_kv: the :class:`SplitKv` facts when the kernel takes
+            ``num_kv_splits``, else None.
     """
 
     def __init__(self, abi: Mapping[str, Any], *, features: Mapping[str, str],
-                 outputs: Sequence[str], writable: Sequence[str]):
+                 outputs: Sequence[str], writable: Sequence[str],
+                 at_least: Sequence[str] = ()):
         self.abi = abi
         self.name = abi["name"]
         self.params: List[Mapping[str, Any]] = list(abi["params"])
@@ -52,11 +201,34 @@ class KernelPlan:
         self.features = dict(features)
         self.outputs = [o for o in outputs if o in self.param_names]
         self.writable = set(writable)
+        self.at_least = set(at_least)
         for p in self.scalar_params:
             if p.get("kind") not in ("i32", "i64"):
                 raise ArgumentError(
                     p["name"], f"kernel {self.name} takes a {p.get('kind')} "
                     "parameter that this package does not know how to fill")
+        self.hints = parse_hints(abi)
+        self._split_kv: Optional[SplitKv] = None
+        self._split_kv_error: Optional[ArgumentError] = None
+        if any(p["name"] == KV_SPLITS for p in self.scalar_params):
+            try:
+                self._split_kv = SplitKv(abi, self.hints)
+            except ArgumentError as error:  # reported when a launch needs it
+                self._split_kv_error = error
+
+    @property
+    def takes_kv_splits(self) -> bool:
+        """Whether the kernel has the num_kv_splits parameter."""
+        return self._split_kv is not None or self._split_kv_error is not None
+
+    @property
+    def split_kv(self) -> Optional[SplitKv]:
+        """The split-KV facts (None for kernels without num_kv_splits).
+        Raises ArgumentError when the kernel takes num_kv_splits but its ABI
+        lacks the hints to choose it."""
+        if self._split_kv_error is not None:
+            raise self._split_kv_error
+        return self._split_kv
 
     def has(self, name: str) -> bool:
         return name in self.param_names
@@ -114,6 +286,14 @@ def check_argument(plan: KernelPlan, param: Mapping[str, Any], arg: TensorArg,
             name, f"dtype is {describe_dtype(arg.dtype)}, expected "
             f"{describe_dtype(expected_dtype)}")
     shape = param.get("shape")
+    if (shape is not None and name in plan.at_least and len(shape) == 1
+            and not isinstance(shape[0], str)):
+        minimum = int(shape[0])
+        if len(arg.shape) != 1 or arg.shape[0] < minimum:
+            raise ArgumentError(
+                name, f"expected 1 dim of at least {minimum} elements "
+                f"({_shape_text(shape)}), got shape {list(arg.shape)}")
+        shape = None  # checked
     if shape is not None:
         if len(shape) == 0:
             # A scalar: shape [] (also accepted: [1]).
@@ -165,10 +345,29 @@ def check_argument(plan: KernelPlan, param: Mapping[str, Any], arg: TensorArg,
                 f"cuda:{device[0]}; all tensors must be on one device")
 
 
-def prepare_launch(plan: KernelPlan, given: Mapping[str, Any]):
+#: provide[name](param, shape, device, stream handle) -> a tensor for a
+#: pointer parameter the caller did not give (e.g. a cached workspace).
+Provider = Callable[[Mapping[str, Any], List[int], Optional[int], int], Any]
+
+
+def prepare_launch(plan: KernelPlan, given: Mapping[str, Any], *,
+                   derive: Optional[Callable[["_Bindings"], None]] = None,
+                   provide: Optional[Mapping[str, Provider]] = None,
+                   stream: Any = None):
     """Checks `given` (argument name -> tensor or None) against the plan and
     allocates missing outputs. Returns (args by name, scalar values, launch
-    scalar values, device)."""
+    scalar values, device).
+
+    Args:
+        derive: called with the bindings after the tensors are checked, to
+            bind symbols no tensor carries (num_kv_splits).
+        provide: name -> function giving the tensor for a pointer parameter
+            that was not given (called with the parameter, its shape, the
+            device and the stream handle the launch will use); what it gives
+            is checked like a given argument.
+        stream: the launch's ``stream=`` (for `provide`).
+    """
+    provide = {k: v for k, v in (provide or {}).items() if plan.has(k)}
     for name, value in given.items():
         if value is not None and not plan.has(name):
             raise ArgumentError(
@@ -178,7 +377,7 @@ def prepare_launch(plan: KernelPlan, given: Mapping[str, Any]):
         name = param["name"]
         value = given.get(name)
         if value is None:
-            if name in plan.outputs:
+            if name in plan.outputs or name in provide:
                 continue
             if name in plan.features:
                 raise ArgumentError(
@@ -209,19 +408,67 @@ def prepare_launch(plan: KernelPlan, given: Mapping[str, Any]):
         raise ArgumentError("seq_lens", f"no sequences (num_seqs is 0), but there "
                             f"are {tokens} query rows")
 
+    if derive is not None:
+        derive(bindings)
+
     for param in plan.pointer_params:
         name = param["name"]
-        if name in args:
+        if name in args or name in provide:
             continue
         args[name] = _allocate(plan, param, bindings, device[0])
         if device[0] is None:
             device[0] = args[name].device
+
+    missing = [p for p in plan.pointer_params
+               if p["name"] in provide and p["name"] not in args]
+    if missing:
+        handle = resolve_stream(stream, device[0])
+        for param in missing:
+            name = param["name"]
+            shape = _shape(param, bindings)
+            arg = from_object(name, provide[name](param, shape, device[0], handle))
+            check_argument(plan, param, arg, bindings, device, device_source)
+            args[name] = arg
 
     scalars: Dict[str, int] = {}
     for param in plan.scalar_params:
         scalars[param["name"]] = _scalar(param["name"], param.get("kind"), bindings)
     launch_scalars = [_scalar(s, "i64", bindings) for s in plan.launch_scalars]
     return args, scalars, launch_scalars, device[0]
+
+
+def bind_kv_splits(plan: KernelPlan, bindings: _Bindings,
+                   requested: Any = None) -> int:
+    """Binds num_kv_splits for a launch of `plan` (a kernel that takes it):
+    the split rule's count for the bound grid values when `requested` is
+    None, else `requested` after the checks of :meth:`SplitKv.choose`.
+    Returns the count."""
+    split_kv = plan.split_kv
+    splits = split_kv.choose(split_kv.base(bindings.get), requested)
+    bindings.bind(KV_SPLITS, splits, "the split rule" if requested is None
+                  else "num_kv_splits=")
+    return splits
+
+
+def no_kv_splits_rule(plan: KernelPlan) -> str:
+    return (f"this model's kernel has no split-KV ({plan.name} takes no "
+            f"{KV_SPLITS}); leave it None")
+
+
+def choose_kv_splits(plan: KernelPlan, values: Mapping[str, int],
+                     requested: Any = None) -> int:
+    """The num_kv_splits a launch of `plan` with these symbol values
+    (num_tokens, num_seqs, ...) gets: 1 for kernels without split-KV, else
+    the split rule (or `requested`, checked). num_seqs_plus_one follows from
+    num_seqs."""
+    if not plan.takes_kv_splits:
+        if requested is not None:
+            raise ArgumentError(KV_SPLITS, no_kv_splits_rule(plan))
+        return 1
+    bindings = _Bindings()
+    for name, value in values.items():
+        bindings.bind(name, int(value), name)
+    return bind_kv_splits(plan, bindings, requested)
 
 
 def _scalar(name: str, kind: Optional[str], bindings: _Bindings) -> int:
@@ -234,6 +481,21 @@ def _scalar(name: str, kind: Optional[str], bindings: _Bindings) -> int:
     return value
 
 
+def _shape(param: Mapping[str, Any], bindings: _Bindings) -> List[int]:
+    """The shape of a parameter the launcher makes, from the bindings."""
+    shape = []
+    for dim in param.get("shape") or []:
+        if isinstance(dim, str):
+            value = bindings.get(dim)
+            if value is None:
+                raise ArgumentError(param["name"], f"not given, and its dim {dim} "
+                                    "cannot be derived from the other arguments")
+            shape.append(value)
+        else:
+            shape.append(int(dim))
+    return shape
+
+
 def _allocate(plan: KernelPlan, param: Mapping[str, Any], bindings: _Bindings,
               device: Optional[int]) -> TensorArg:
     name = param["name"]
@@ -241,16 +503,7 @@ def _allocate(plan: KernelPlan, param: Mapping[str, Any], bindings: _Bindings,
     if torch is None:
         raise ArgumentError(name, "not given, and allocating it needs torch "
                             "(pip install torch), or pass it")
-    shape = []
-    for dim in param.get("shape") or []:
-        if isinstance(dim, str):
-            value = bindings.get(dim)
-            if value is None:
-                raise ArgumentError(name, f"not given, and its dim {dim} cannot "
-                                    "be derived from the other arguments")
-            shape.append(value)
-        else:
-            shape.append(int(dim))
+    shape = _shape(param, bindings)
     if device is None:
         device = torch.cuda.current_device()
     tensor = torch.empty(shape, dtype=torch_dtype(param["dtype"]),
@@ -258,11 +511,38 @@ def _allocate(plan: KernelPlan, param: Mapping[str, Any], bindings: _Bindings,
     return from_object(name, tensor)
 
 
+def zeroed_workspace(param: Mapping[str, Any], shape: Sequence[int],
+                     device: Optional[int], handle: int):
+    """A new zero-filled tensor for `param` (torch.zeros on `device`, default
+    torch's current device), ready for a launch on stream `handle`: when
+    that is not torch's current stream, the zero fill is waited for here, so
+    the kernel cannot see the buffer before it is zero."""
+    name = param["name"]
+    torch = import_torch()
+    if torch is None:
+        raise ArgumentError(name, "not given, and allocating it needs torch "
+                            "(pip install torch), or pass it (a zero-filled "
+                            f"{describe_dtype(param['dtype'])} tensor of shape "
+                            f"{list(shape)}, one per stream)")
+    if device is None:
+        device = torch.cuda.current_device()
+    where = torch.device("cuda", device)
+    tensor = torch.zeros(list(shape), dtype=torch_dtype(param["dtype"]), device=where)
+    current = torch.cuda.current_stream(where)
+    if int(current.cuda_stream) != handle:
+        current.synchronize()
+    return tensor
+
+
 def launch(lib: Library, kernel_handle: int, plan: KernelPlan,
-           given: Mapping[str, Any], stream: Any) -> Dict[str, Any]:
+           given: Mapping[str, Any], stream: Any, *,
+           derive: Optional[Callable[[_Bindings], None]] = None,
+           provide: Optional[Mapping[str, Provider]] = None) -> Dict[str, Any]:
     """Checks, allocates, and launches. Returns the objects passed for every
-    pointer parameter (allocated outputs as torch tensors), by name."""
-    args, scalars, launch_scalars, device = prepare_launch(plan, given)
+    pointer parameter (allocated outputs as torch tensors), by name.
+    `derive` and `provide` are as for :func:`prepare_launch`."""
+    args, scalars, launch_scalars, device = prepare_launch(
+        plan, given, derive=derive, provide=provide, stream=stream)
     handle = resolve_stream(stream, device)
 
     keep = []  # ctypes values must outlive the call

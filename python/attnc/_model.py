@@ -16,7 +16,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from .errors import ArgumentError, AttncWarning, ConfigError, NotFoundError
 from ._library import (BUILD_OUTCOMES, BuildReport, ContextOptions, Library,
                        ModelOptions, WARNING_CALLBACK, library)
-from ._launch import KernelPlan, launch
+from . import _launch
+from ._launch import KV_SPLITS, WORKSPACE, KernelPlan, launch
+from ._tensors import torch_module
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -207,6 +209,7 @@ _ATTENTION_FEATURES = {
     "k_scale": "fp8 cache",
     "v_scale": "fp8 cache",
     "gate": "output gate",
+    "workspace": "split-KV workspace",
 }
 
 
@@ -216,8 +219,9 @@ class Model:
     """A compiled (or loaded) model: one preprocess and one attention kernel
     per layer kind, ready to launch on torch (or any CUDA) tensors.
 
-    Made by :func:`attnc.compile` or :func:`attnc.load`. Immutable; launches
-    may run from any number of threads.
+    Made by :func:`attnc.compile` or :func:`attnc.load`. Immutable (but for
+    the split-KV workspaces it caches, see :meth:`attention`); launches may
+    run from any number of threads.
     """
 
     def __init__(self, handle: int, context: Context):
@@ -258,10 +262,16 @@ class Model:
                                   writable=("k_cache", "v_cache", "q_out", "gate_out"))
             elif kernel.kind == "attention":
                 plan = KernelPlan(kernel.abi, features=_ATTENTION_FEATURES,
-                                  outputs=("output",), writable=("output",))
+                                  outputs=("output",),
+                                  writable=("output", WORKSPACE),
+                                  at_least=(WORKSPACE,))
             else:
                 continue
             self._plans[(kernel.layer, kernel.kind)] = (kernel, plan)
+        # Split-KV workspaces the package made: (device, stream handle, shape,
+        # dtype) -> zero-filled tensor, kept for the model's lifetime.
+        self._workspaces: Dict[Tuple[Any, ...], Any] = {}
+        self._workspace_lock = threading.Lock()
 
     # ---- metadata ----
 
@@ -398,7 +408,8 @@ class Model:
 
     def attention(self, layer: Union[str, int], query, *, k_cache, v_cache,
                   block_tables, seq_lens, query_start_loc, sinks=None,
-                  k_scale=None, v_scale=None, gate=None, out=None, stream=None):
+                  k_scale=None, v_scale=None, gate=None, out=None,
+                  workspace=None, num_kv_splits=None, stream=None):
         """Runs the paged attention kernel of `layer` over varlen rows (decode
         and prefill rows may share one batch), with the output gate as its
         epilogue when the model has one.
@@ -407,6 +418,13 @@ class Model:
         query_start_loc[s+1])`` and ``seq_lens[s]`` keys (its queries are the
         last rows of those positions), found through row ``s`` of
         ``block_tables``.
+
+        Split-KV (kernels whose ABI has ``num_kv_splits`` and ``workspace``;
+        see :meth:`attention_splits`): a launch runs ``num_kv_splits`` CTAs
+        along grid z for each (row block, KV head), each over a part of the
+        keys, and the last one of a row block to finish merges the partials
+        kept in ``workspace``. Kernels without split-KV take neither
+        keyword (passing one is an error).
 
         Args:
             layer: layer kind name or layer index.
@@ -425,27 +443,104 @@ class Model:
                 gate_out); required iff the model has an output gate.
             out: ``[num_tokens, num_q_heads, v_head_dim]``; allocated with torch
                 if not given.
+            workspace: split-KV only: a float32 tensor of shape ``[W]`` (or
+                1-D with more elements; W is
+                :meth:`attention_workspace_size`), contiguous, 16-byte
+                aligned, on the tensors' device. It must be ZERO-FILLED before
+                its first use; every launch leaves it reusable (the kernel
+                resets its counters), so one workspace serves any number of
+                launches that run one after another, but launches that may
+                run concurrently (different streams) must not share one.
+                ``None``: the package's own, made with ``torch.zeros`` on
+                first use and cached on the model per (device, stream); pass
+                your own when capturing CUDA graphs.
+            num_kv_splits: split-KV only: ``None`` (the rule of
+                :meth:`attention_splits`) or a count in ``[1,
+                max_kv_splits]`` with ``base * num_kv_splits <= 2 *
+                target_ctas`` (the workspace capacity; base = grid x * grid
+                y), else ArgumentError naming ``num_kv_splits``.
             stream: as for :meth:`preprocess`.
 
         Returns:
             ``out``.
 
         Raises:
-            ArgumentError: as for :meth:`preprocess`.
+            ArgumentError: as for :meth:`preprocess`; also a workspace of
+                the wrong dtype, size, device or layout, and a split count
+                outside the rule.
         """
         kernel, plan = self._plan(layer, "attention")
         given = {"query": query, "k_cache": k_cache, "v_cache": v_cache,
                  "block_tables": block_tables, "seq_lens": seq_lens,
                  "query_start_loc": query_start_loc, "sinks": sinks,
                  "k_scale": k_scale, "v_scale": v_scale, "gate": gate,
-                 "output": out}
+                 "output": out, WORKSPACE: workspace}
+        derive = None
+        if plan.takes_kv_splits:
+            plan.split_kv  # an ABI without the hints fails here, by name
+            derive = lambda bindings: _launch.bind_kv_splits(  # noqa: E731
+                plan, bindings, num_kv_splits)
+        elif num_kv_splits is not None:
+            raise ArgumentError(KV_SPLITS, _launch.no_kv_splits_rule(plan))
+        provide = {WORKSPACE: self._provide_workspace} if plan.has(WORKSPACE) else None
         try:
-            result = launch(self._lib, kernel._handle, plan, given, stream)
+            result = launch(self._lib, kernel._handle, plan, given, stream,
+                            derive=derive, provide=provide)
         except ArgumentError as error:
             if error.argument == "output":  # the Python name is `out`
                 raise ArgumentError("out", error.rule) from None
             raise
         return result["output"]
+
+    def attention_splits(self, layer: Union[str, int], num_tokens: int,
+                         num_seqs: int, *, num_kv_splits: Optional[int] = None,
+                         **symbols: int) -> int:
+        """The ``num_kv_splits`` :meth:`attention` launches `layer`'s kernel
+        with for a batch of `num_tokens` query rows in `num_seqs` sequences
+        (1 for kernels without split-KV).
+
+        The rule, with gx, gy the kernel's grid x and y for this batch (its
+        ABI's grid rules, e.g. x = ceil_div(num_tokens * P, BM) + num_seqs)
+        and T, M its ABI hints ``target_ctas`` and ``max_kv_splits``:
+        ``base = gx * gy``; ``1 if base >= T else min(M, ceil(T / base))``.
+        Given `num_kv_splits`, checks it as :meth:`attention` does and
+        returns it. `symbols` gives any other value a grid rule names.
+        """
+        _, plan = self._plan(layer, "attention")
+        values = dict(symbols, num_tokens=num_tokens, num_seqs=num_seqs)
+        return _launch.choose_kv_splits(plan, values, num_kv_splits)
+
+    def attention_workspace_size(self, layer: Union[str, int]) -> Optional[int]:
+        """W, the float32 elements of `layer`'s split-KV workspace (its
+        ABI's ``workspace`` shape), or None when the kernel has none."""
+        _, plan = self._plan(layer, "attention")
+        for param in plan.pointer_params:
+            if param["name"] == WORKSPACE:
+                size = 1
+                for dim in param.get("shape") or []:
+                    if isinstance(dim, str):
+                        raise ArgumentError(WORKSPACE, f"the ABI gives the "
+                                            f"workspace a symbolic dim {dim}")
+                    size *= int(dim)
+                return size
+        return None
+
+    def _provide_workspace(self, param: Mapping[str, Any], shape: List[int],
+                           device: Optional[int], handle: int):
+        """The package's zero-filled workspace for launches on (device,
+        stream): made once, then reused (launches on one stream run in
+        order, and each leaves it reusable)."""
+        if device is None:
+            torch = torch_module()
+            if torch is not None and torch.cuda.is_available():
+                device = torch.cuda.current_device()
+        key = (device, handle, tuple(shape), param["dtype"])
+        with self._workspace_lock:
+            tensor = self._workspaces.get(key)
+            if tensor is None:
+                tensor = _launch.zeroed_workspace(param, shape, device, handle)
+                self._workspaces[key] = tensor
+            return tensor
 
 
 # ---- compile and load ------------------------------------------------------

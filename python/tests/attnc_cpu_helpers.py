@@ -10,6 +10,36 @@ FAKE_DRIVER = REPO / "build" / "lib" / "libattnc-fake-cuda.so"
 FAKE_DRIVER_NO_DEVICE = REPO / "build" / "lib" / "libattnc-fake-cuda-nodevice.so"
 
 
+#: The attention kernel's trailing parameters: before split-KV, and with it
+#: (workspace after the output, num_kv_splits last).
+ATTENTION_TRAILING = ["output", "num_tokens", "num_seqs", "max_blocks_per_seq"]
+ATTENTION_TRAILING_SPLIT_KV = ["output", "workspace", "num_tokens", "num_seqs",
+                               "max_blocks_per_seq", "num_kv_splits"]
+
+
+def check_attention_trailing(kernel):
+    """Asserts that an attention kernel's parameters end as one of the two
+    contracts say, and, for split-KV, the workspace (f32, constant [W]),
+    grid (x plus num_seqs, z num_kv_splits) and hints the launcher reads.
+    Returns the trailing list that matched."""
+    params = kernel.params
+    if "num_kv_splits" not in params:
+        assert params[-len(ATTENTION_TRAILING):] == ATTENTION_TRAILING, params
+        return ATTENTION_TRAILING
+    assert params[-len(ATTENTION_TRAILING_SPLIT_KV):] == ATTENTION_TRAILING_SPLIT_KV, \
+        params
+    abi = kernel.abi
+    workspace = next(p for p in abi["params"] if p["name"] == "workspace")
+    assert workspace["dtype"] == "f32"
+    assert len(workspace["shape"]) == 1 and isinstance(workspace["shape"][0], int)
+    x, _, z = abi["grid"]
+    assert x["value"] == "num_tokens" and x.get("plus") == "num_seqs", x
+    assert z["value"] == "num_kv_splits", z
+    hints = abi.get("hints") or {}
+    assert hints.get("target_ctas", 0) >= 1 and hints.get("max_kv_splits", 0) >= 1, hints
+    return ATTENTION_TRAILING_SPLIT_KV
+
+
 def spec(name="attnc_test_layer", *, hq=16, hkv=2, dqk=128, dv=128, gate="none",
          norm="rms", rope="neox", rotary_dim=None, sinks=False, window=0,
          dtype="bf16", extra_kinds=()):

@@ -113,7 +113,12 @@ def test_attention_launch(gated, fake_state):
     assert out is args["out"]
     abi = gated.kernel(LAYER, "attention").abi
     assert fake_state.shared_memory_bytes == abi["dynamic_shared_memory_bytes"]
-    assert fake_state.grid[0] == 7 and fake_state.stream == 99
+    # the ABI's grid rule: x is num_tokens, or, with split-KV,
+    # ceil_div(num_tokens * P, BM) + num_seqs; z is num_kv_splits
+    values = dict(SIZES, num_kv_splits=gated.attention_splits(LAYER, 7, 3))
+    assert list(fake_state.grid) == [_launch.grid_dim(rule, values.get)
+                                      for rule in abi["grid"]]
+    assert fake_state.stream == 99
 
 
 def test_parameters_are_marshalled_by_name(gated, monkeypatch):
@@ -139,7 +144,8 @@ def test_parameters_are_marshalled_by_name(gated, monkeypatch):
     gated.attention(LAYER, query, **args)
     params = gated.kernel(LAYER, "attention").abi["params"]
     by_name = dict(args, query=query, output=args["out"])
-    expected = [by_name[p["name"]].ptr if p["kind"] == "pointer" else SIZES[p["name"]]
+    scalars = dict(SIZES, num_kv_splits=gated.attention_splits(LAYER, 7, 3))
+    expected = [by_name[p["name"]].ptr if p["kind"] == "pointer" else scalars[p["name"]]
                 for p in params]
     assert seen["values"] == expected
     assert seen["num_args"] == len(params)
@@ -149,8 +155,19 @@ def test_scalars_come_from_the_tensors(gated):
     _, plan = gated._plan(LAYER, "attention")
     given = att_args(gated)
     given["output"] = given.pop("out")
-    args, scalars, launch_scalars, device = _launch.prepare_launch(plan, given)
-    assert scalars == {"num_tokens": 7, "num_seqs": 3, "max_blocks_per_seq": 4}
+    expected = {"num_tokens": 7, "num_seqs": 3, "max_blocks_per_seq": 4}
+    if plan.takes_kv_splits:
+        # no tensor carries num_kv_splits: the caller binds it (Model.attention
+        # by the split rule)
+        with pytest.raises(attnc.ArgumentError) as info:
+            _launch.prepare_launch(plan, given)
+        assert info.value.argument == "num_kv_splits"
+        args, scalars, launch_scalars, device = _launch.prepare_launch(
+            plan, given, derive=lambda b: _launch.bind_kv_splits(plan, b))
+        expected["num_kv_splits"] = gated.attention_splits(LAYER, 7, 3)
+    else:
+        args, scalars, launch_scalars, device = _launch.prepare_launch(plan, given)
+    assert scalars == expected
     assert device is None  # __cuda_array_interface__ carries no device
 
 

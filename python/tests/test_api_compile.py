@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 import attnc
-from attnc_cpu_helpers import CONFIG_DIR, REPO, spec
+from attnc_cpu_helpers import CONFIG_DIR, REPO, check_attention_trailing, spec
 
 CONFIGS = sorted(CONFIG_DIR.glob("*.json"))
 ATTNC_CLI = REPO / "build" / "bin" / "attnc"
@@ -58,7 +58,7 @@ def test_compile_bundled_config(path, compiled):
         assert (att.name, att.kind, att.layer) == (f"{layer}__attention", "attention", layer)
         for kernel, leading, trailing in (
                 (pre, PREPROCESS_PARAMS, ["num_tokens"]),
-                (att, ATTENTION_PARAMS, ["num_tokens", "num_seqs", "max_blocks_per_seq"])):
+                (att, ATTENTION_PARAMS, check_attention_trailing(att))):
             assert kernel.abi["name"] == kernel.name
             assert kernel.params[:len(leading)] == leading
             assert kernel.params[-len(trailing):] == trailing
@@ -103,8 +103,7 @@ def test_model_metadata(compiled):
     assert _dtype(pre, "positions") == "i64"
     att = model.kernel("attnc_test_meta", "attention")
     assert att.params == ["query", "k_cache", "v_cache", "block_tables", "seq_lens",
-                          "query_start_loc", "sinks", "gate", "output", "num_tokens",
-                          "num_seqs", "max_blocks_per_seq"]
+                          "query_start_loc", "sinks", "gate"] + check_attention_trailing(att)
     assert _shape(att, "sinks") == [8]
     assert _shape(att, "query_start_loc") == ["num_seqs_plus_one"]
     assert _dtype(att, "block_tables") == "i32"
