@@ -2,7 +2,8 @@
 programmatically (docs/config-import.md), and pairwise covering arrays over
 head shapes, head counts, norm, rope, gate, dtypes, caches, token counts and
 page sizes, so that every pair of values meets in some case without paying
-for the full product."""
+for the full product. Attention adds cases outside the matrix: contexts up
+to 32768, split-KV, GQA tile shapes and causal mask edges."""
 
 from __future__ import annotations
 
@@ -250,17 +251,122 @@ ATTENTION_FACTORS = {
     "gate": [False, True],
 }
 
-#: (q_len, kv_len) of each sequence of a batch kind; contexts 1..2048.
+#: (q_len, kv_len) of each sequence of a batch kind. The pairwise matrix
+#: uses the first three (contexts 1..2048); the others belong to the cases
+#: below it.
 BATCHES = {
     "decode": [(1, 1), (1, 17), (1, 300), (1, 1000), (1, 2048), (1, 64)],
     "prefill": [(1, 1), (33, 33), (700, 700), (2048, 2048)],
     # decode rows, chunked-prefill appends and fresh prefills in one batch
     "mixed": [(1, 2048), (64, 1500), (1, 1), (200, 200), (1, 16), (5, 5),
               (17, 130), (1, 129)],
+    # long contexts, decode only: the automatic rule splits these across KV
+    # (few sequences, long keys); 4097 and 16385 end one key into a page
+    "long_decode": [(1, 32768), (1, 8192), (1, 4097), (1, 16385), (1, 1), (1, 300)],
+    # long contexts mixed with a chunked-prefill append of 300 rows over
+    # 32768 keys, a short append over 16385, and a fresh prefill
+    "long_mixed": [(1, 32768), (300, 32768), (1, 8192), (1, 4097), (17, 16385),
+                   (1, 1), (64, 64)],
+    # sequences shorter than one split (split_kv_min_keys is 256) between
+    # long ones: with a forced split count most of their splits are empty
+    "split_short": [(1, 1), (1, 20000), (1, 5), (1, 64), (3, 64), (1, 4097),
+                    (40, 9000), (1, 257), (5, 5)],
+    # The splits of a launch are capped by (row blocks + sequences) * KV heads
+    # * splits <= the workspace's capacity (2 * target_ctas), so forced
+    # counts need batches with few row blocks.
+    # A chunked-prefill append of 200 rows over 32768 keys with decode rows
+    # (7 splits fit for 192/128 16/2, where the 300-row long_mixed takes 4)
+    "split_append": [(1, 32768), (200, 32768), (1, 8192), (17, 16385), (1, 1)],
+    # room for the most splits a kernel takes, over 32768 keys
+    "split_few": [(1, 32768), (1, 1), (1, 5)],
+    # speculative-decode rows: q_len 1..20 per sequence, so a KV group's
+    # (token, head) rows (q_len * Hq / Hkv) cross the 16-row (one warp) and
+    # 64/128-row (one tile) boundaries; contexts 137..1980
+    "gqa_decode": [(q, 40 + 97 * q) for q in range(1, 21)],
+    # prefills whose (token, head) rows per KV group are not a multiple of 64
+    # for groups 8 and 16 (333 * 8 = 2664, 333 * 16 = 5328, 61 * 16 = 976)
+    "gqa_prefill": [(333, 333), (61, 1000), (3, 3), (1, 1)],
+    # causal mask edges: q_len == kv_len around one and two 64-row tiles
+    "causal_edges": [(63, 63), (64, 64), (65, 65), (127, 127), (128, 128), (129, 129)],
 }
 
+#: MiMo-like 192/128 heads, 16/2: bf16 cache with 64-token pages; the fp8
+#: variant of the same; 128/128, 32/4 with 16-token pages; the same with a
+#: window (longer than a split, so some splits see no key) and sinks.
+LONG_192 = dict(dims=(192, 128), heads=(16, 2), dtype="bf16", block_size=64,
+                window=0, sinks=False, gate=False)
+LONG_128 = dict(dims=(128, 128), heads=(32, 4), dtype="bf16", block_size=16,
+                window=0, sinks=False, gate=False)
 
-def attention_cases():
+
+def long_context_cases():
+    """Contexts up to 32768 (split-KV territory) on the head shapes above."""
+    return [
+        AttentionCase(cache="same", batch="long_decode", **LONG_192),
+        AttentionCase(cache="same", batch="long_mixed", **LONG_192),
+        AttentionCase(cache="fp8", batch="long_mixed", **LONG_192),
+        AttentionCase(cache="same", batch="long_decode", **LONG_128),
+        AttentionCase(cache="same", batch="long_mixed", **LONG_128),
+        AttentionCase(cache="same", batch="long_mixed",
+                      **dict(LONG_128, window=1000, sinks=True)),
+    ]
+
+
+def gqa_tile_cases():
+    """GQA groups of 16 (64/4) and 8 (8/1, fp8 cache) with q_len 1..20 per
+    sequence, and prefills whose row count per group is not a multiple of
+    64. The configs are ones the matrix already compiles."""
+    g16 = dict(dims=(128, 128), heads=(64, 4), dtype="bf16", cache="same",
+               block_size=16, window=0, sinks=False, gate=False)
+    g8 = dict(dims=(64, 64), heads=(8, 1), dtype="bf16", cache="fp8",
+              block_size=64, window=0, sinks=False, gate=False)
+    return [AttentionCase(batch=batch, **shape)
+            for shape in (g16, g8) for batch in ("gqa_decode", "gqa_prefill")]
+
+
+def causal_edge_cases():
+    """q_len == kv_len at 63..129: one query row per tile row (1/1 heads),
+    and a group of 8 (32/4, 16/2) where a 64-row tile holds 8 tokens."""
+    return [
+        AttentionCase((192, 128), (1, 1), "bf16", "same", 16, 0, False, False,
+                      "causal_edges"),
+        AttentionCase(cache="same", batch="causal_edges", **LONG_128),
+        AttentionCase((2, 3), (1, 1), "bf16", "same", 16, 0, False, False, "causal_edges"),
+        AttentionCase(cache="same", batch="causal_edges", **LONG_192),
+    ]
+
+
+def counting_cases():
+    """Cases test_attention runs with counting batches (zero keys, +-1
+    values: every key read exactly once shows exactly), at long contexts and
+    on a GQA group of 16 with q_len 1..20."""
+    return [
+        AttentionCase(cache="same", batch="long_mixed", **LONG_192),
+        AttentionCase(cache="fp8", batch="long_mixed", **LONG_192),
+        AttentionCase(cache="same", batch="long_decode", **LONG_128),
+        AttentionCase(cache="same", batch="long_mixed",
+                      **dict(LONG_128, window=1000, sinks=True)),
+        gqa_tile_cases()[0],
+    ]
+
+
+def split_kv_cases():
+    """Cases the split-KV tests force split counts on (test_split_kv.py):
+    long contexts with an append, a long context with room for every split,
+    short sequences between long ones, and the window with sinks (a sink
+    counted once however many splits a row has)."""
+    return [
+        AttentionCase(cache="same", batch="split_append", **LONG_192),
+        AttentionCase(cache="same", batch="split_few", **LONG_192),
+        AttentionCase(cache="same", batch="split_short", **LONG_192),
+        AttentionCase(cache="same", batch="split_short",
+                      **dict(LONG_128, window=1000, sinks=True)),
+    ]
+
+
+def matrix_cases():
+    """The pairwise matrix and the real models' shapes (batches decode,
+    prefill, mixed: contexts 1..2048)."""
     cases = [AttentionCase(**a) for a in pairwise(ATTENTION_FACTORS, lambda a: True)]
     cases += [
         # gpt-oss: sinks, window 128, 64/4 heads of 64
@@ -272,3 +378,11 @@ def attention_cases():
         AttentionCase((2, 3), (16, 2), "fp16", "fp8", 16, 5, True, True, "prefill"),
     ]
     return cases
+
+
+def attention_cases():
+    """Every attention case test_attention.py runs: the matrix, long
+    contexts, GQA tile shapes and causal edges. The split-KV cases
+    (split_kv_cases) use configs from these, so that the CPU compile check of
+    every suite configuration (python/tests) covers them too."""
+    return matrix_cases() + long_context_cases() + gqa_tile_cases() + causal_edge_cases()

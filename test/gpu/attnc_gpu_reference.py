@@ -6,7 +6,9 @@ contract (python/README.md, "Kernel contract"), not from the package.
 * Preprocess and attention references run in PyTorch float32 (TF32 off) on
   the GPU, from the same bf16/fp16/fp8 inputs the kernels see.
 * Comparisons fail on any NaN/Inf, then check a relative L2 bound and an
-  elementwise rtol/atol bound per dtype.
+  elementwise rtol/atol bound per dtype; for attention the elementwise
+  bound also allows for softmax weights rounded to the activation dtype
+  (WEIGHT_ROUNDING, scaled per element by the reference's magnitude).
 
 Nothing here imports attnc. torch is imported lazily so that the suite
 collects (and skips) on machines without it.
@@ -54,6 +56,29 @@ FP8_ATOL = 2.0 ** -10 * (1 + 1e-3)
 FP8_MAX = 448.0
 FP8_REL_L2 = 6e-2
 
+#: Attention only: a tensor-core kernel rounds its softmax weights P to the
+#: activation dtype before the P @ V product (mma.sync takes bf16/fp16
+#: operands), which moves an output element by sum_j w_j d_j v_j (w_j =
+#: p_j / l, |d_j| <= u, the unit roundoff: 2^-9 bf16, 2^-11 fp16). Where the
+#: output is a small difference of large terms that can exceed the
+#: output-rounding bound above, so the bound gains WEIGHT_ROUNDING times
+#: the reference's magnitude M = sqrt(sum_j w_j^2 v_j^2): 8u * M is the
+#: worst case sum_j w_j |v_j| u for up to 64 keys (Cauchy-Schwarz), and over
+#: 13 standard deviations (u M / sqrt(3)) of the sum of independent
+#: roundings for more. (The worst case u * sum_j w_j |v_j| itself would allow
+#: a fifth of a typical output at 32768 keys.) A kernel that reads a wrong
+#: key (a poisoned, unmasked or out-of-window one) is still off by far more;
+#: test_attention's counting batches check every key exactly.
+WEIGHT_ROUNDING = {"bf16": 8 * 2.0 ** -9, "fp16": 8 * 2.0 ** -11}
+
+
+@dataclass
+class AttentionExpected:
+    """The attention reference with the scale of its rounding error."""
+    out: "torch.Tensor"        # [T, Hq, Dv] float32
+    magnitude: "torch.Tensor"  # [T, Hq, Dv]: sqrt(sum_j w_j^2 v_j^2), times
+    #                            the value scale and sigmoid(gate)
+
 
 def assert_finite(name: str, tensor) -> None:
     bad = ~torch.isfinite(tensor.float())
@@ -65,8 +90,13 @@ def assert_finite(name: str, tensor) -> None:
 
 def assert_close(name: str, actual, expected, dtype: str, *,
                  rel_l2: Optional[float] = None) -> None:
-    """actual (kernel output, any float dtype) against expected (float32):
-    no NaN/Inf, relative L2 and elementwise bounds of `dtype`."""
+    """actual (kernel output, any float dtype) against expected (float32, or
+    an AttentionExpected): no NaN/Inf, relative L2 and elementwise bounds of
+    `dtype` (for an AttentionExpected, plus WEIGHT_ROUNDING[dtype] times its
+    magnitude)."""
+    magnitude = None
+    if isinstance(expected, AttentionExpected):
+        expected, magnitude = expected.out, expected.magnitude
     assert actual.shape == expected.shape, (name, actual.shape, expected.shape)
     assert_finite(name, actual)
     assert_finite(f"{name} (reference)", expected)
@@ -82,14 +112,18 @@ def assert_close(name: str, actual, expected, dtype: str, *,
     assert rel < bound, f"{name}: relative L2 error {rel:.3e} >= {bound:.1e}"
     rms = float(e.pow(2).mean().sqrt())
     allowed = tol["rtol"] * e.abs() + tol["atol_rms"] * rms
+    if magnitude is not None:
+        allowed = allowed + WEIGHT_ROUNDING[dtype] * magnitude.float()
     over = diff > allowed
     if bool(over.any()):
         index = tuple(int(i) for i in over.nonzero()[0])
         raise AssertionError(
             f"{name}: {int(over.sum())} of {e.numel()} elements exceed "
-            f"rtol={tol['rtol']:.2e} atol={tol['atol_rms'] * rms:.2e}; first at "
-            f"{index}: got {float(a[index])}, expected {float(e[index])} "
-            f"(relative L2 {rel:.2e})")
+            f"rtol={tol['rtol']:.2e} atol={tol['atol_rms'] * rms:.2e}"
+            + (f" + {WEIGHT_ROUNDING[dtype]:.2e} * magnitude" if magnitude is not None else "")
+            + f"; first at {index}: got {float(a[index])}, expected {float(e[index])}"
+            + (f" (magnitude {float(magnitude[index]):.3e})" if magnitude is not None else "")
+            + f" (relative L2 {rel:.2e})")
 
 
 def assert_fp8_close(name: str, stored, expected_unscaled) -> None:
@@ -287,10 +321,16 @@ def preprocess_reference(qkv, *, hq, hkv, dqk, dv, gate, norm, norm_eps,
 
 # ---- attention reference --------------------------------------------------------
 
+#: Scores the attention reference holds at once, per sequence (float32: 512
+#: MiB per tensor): longer sequences are computed in chunks of query rows.
+REFERENCE_CHUNK_ELEMENTS = 1 << 27
+
+
 def attention_reference(queries: Sequence, keys: Sequence, values: Sequence, *,
                         softmax_scale: float, sliding_window: int = 0,
                         sinks=None, logit_softcap: float = 0.0,
-                        value_scale: float = 1.0, gate=None):
+                        value_scale: float = 1.0, gate=None,
+                        with_magnitude: bool = False):
     """Causal varlen attention in float32.
 
     queries[s]: [q_len, Hq, Dqk]; keys[s]: [kv_len, Hkv, Dqk]; values[s]:
@@ -299,38 +339,71 @@ def attention_reference(queries: Sequence, keys: Sequence, values: Sequence, *,
     window when a window is set); query head h uses KV head h // (Hq / Hkv).
     Sinks add one logit per head to the denominator only; value_scale
     multiplies the output; the gate epilogue multiplies by sigmoid(gate).
-    Returns [sum q_len, Hq, Dv]."""
-    outputs = []
+    Returns [sum q_len, Hq, Dv]; with_magnitude: an AttentionExpected, whose
+    magnitude is sqrt(sum_j w_j^2 v_j^2) per element, w_j the softmax weights
+    (for assert_close's bound on rounded softmax weights).
+
+    Memory stays bounded for long contexts (32768 keys and more): the query
+    heads of a KV group are batched against that KV head (no repeated K/V),
+    and a sequence's rows are taken in chunks of at most
+    REFERENCE_CHUNK_ELEMENTS scores, each against only the keys its rows can
+    see (the causal end, and the window's start)."""
+    outputs, magnitudes = [], []
     for q, k, v in zip(queries, keys, values):
         q_len, hq, _ = q.shape
         kv_len, hkv, _ = k.shape
+        dv = v.shape[-1]
+        if q_len == 0:
+            outputs.append(torch.zeros(0, hq, dv, device=q.device))
+            magnitudes.append(outputs[-1])
+            continue
         group = hq // hkv
-        kh = k.float().repeat_interleave(group, dim=1)   # [kv, Hq, Dqk]
-        vh = v.float().repeat_interleave(group, dim=1)   # [kv, Hq, Dv]
-        scores = torch.einsum("qhd,khd->hqk", q.float(), kh) * softmax_scale
-        if logit_softcap > 0:
-            scores = logit_softcap * torch.tanh(scores / logit_softcap)
-        position = kv_len - q_len + torch.arange(q_len, device=q.device)
-        key = torch.arange(kv_len, device=q.device)
-        allowed = key[None, :] <= position[:, None]
-        if sliding_window > 0:
-            allowed &= key[None, :] > position[:, None] - sliding_window
-        scores = scores.masked_fill(~allowed[None], float("-inf"))
-        row_max = scores.max(dim=-1, keepdim=True).values      # [Hq, q, 1]
+        qf = q.float().view(q_len, hkv, group, -1)
+        kf, vf = k.float(), v.float()
+        sink = None
         if sinks is not None:
-            sink = sinks.float()[:, None, None]
-            row_max = torch.maximum(row_max, sink)
-        row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
-        p = torch.exp(scores - row_max)
-        denominator = p.sum(dim=-1, keepdim=True)
-        if sinks is not None:
-            denominator = denominator + torch.exp(sink - row_max)
-        out = torch.einsum("hqk,khd->qhd", p, vh) / denominator.permute(1, 0, 2)
-        outputs.append(out)
+            sink = sinks.float().view(hkv, group)[:, :, None, None]
+        chunk = max(1, REFERENCE_CHUNK_ELEMENTS // (hq * max(kv_len, 1)))
+        for begin in range(0, q_len, chunk):
+            end = min(q_len, begin + chunk)
+            position = kv_len - q_len + torch.arange(begin, end, device=q.device)
+            # keys past the last row's position, or before the first row's
+            # window, are masked for every row of the chunk
+            hi = kv_len - q_len + end
+            lo = max(0, kv_len - q_len + begin - sliding_window + 1) if sliding_window > 0 else 0
+            key = torch.arange(lo, hi, device=q.device)
+            scores = torch.einsum("qhgd,khd->hgqk", qf[begin:end], kf[lo:hi]) * softmax_scale
+            if logit_softcap > 0:
+                scores = logit_softcap * torch.tanh(scores / logit_softcap)
+            allowed = key[None, :] <= position[:, None]
+            if sliding_window > 0:
+                allowed &= key[None, :] > position[:, None] - sliding_window
+            scores = scores.masked_fill(~allowed, float("-inf"))
+            row_max = scores.max(dim=-1, keepdim=True).values      # [Hkv, g, rows, 1]
+            if sink is not None:
+                row_max = torch.maximum(row_max, sink)
+            row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
+            p = torch.exp(scores - row_max)
+            del scores
+            denominator = p.sum(dim=-1, keepdim=True)
+            if sink is not None:
+                denominator = denominator + torch.exp(sink - row_max)
+            denominator = denominator.permute(2, 0, 1, 3)
+            out = torch.einsum("hgqk,khd->qhgd", p, vf[lo:hi]) / denominator
+            outputs.append(out.reshape(end - begin, hq, dv))
+            if with_magnitude:
+                size = torch.einsum("hgqk,khd->qhgd", p * p, vf[lo:hi] * vf[lo:hi])
+                size = size.sqrt() / denominator
+                magnitudes.append(size.reshape(end - begin, hq, dv))
     out = torch.cat(outputs, dim=0) * value_scale
     if gate is not None:
         out = out * torch.sigmoid(gate.float())
-    return out
+    if not with_magnitude:
+        return out
+    magnitude = torch.cat(magnitudes, dim=0) * abs(value_scale)
+    if gate is not None:
+        magnitude = magnitude * torch.sigmoid(gate.float())
+    return AttentionExpected(out=out, magnitude=magnitude)
 
 
 # ---- pairwise case generation ----------------------------------------------------

@@ -1,23 +1,45 @@
-"""The paged attention kernel against a float32 reference: varlen batches of
-decode rows, chunked-prefill appends and fresh prefills (contexts 1..2048),
-GQA, page sizes 16 and 64, sliding windows, sinks, soft-cap, value scale,
-output gate, bf16/fp16/fp8 caches.
+"""The paged attention kernel against a float32 reference, over varlen
+batches of decode rows, chunked-prefill appends and fresh prefills:
+
+* the pairwise matrix over head dims (2/3 to 256/256, 192/128 included), head
+  counts (GQA groups 1 to 16), bf16/fp16 activations, bf16/fp16/fp8 caches,
+  page sizes 16 and 64, sliding windows, sinks, soft-cap, value scale and
+  the output gate, at contexts 1..2048 (batches decode, prefill, mixed);
+* long contexts: decode rows at 4097, 8192, 16385 and 32768 keys, and a
+  300-row chunked-prefill append over 32768 keys in the same batch as decode
+  rows, on 192/128 16/2 (64-token pages; bf16 and fp8 caches) and 128/128
+  32/4 (16-token pages; without, and with a 1000-key window and sinks):
+  split-KV territory under the automatic split rule;
+* GQA tile shapes: groups of 16 (64/4) and 8 (8/1) with q_len 1..20 per
+  sequence, so that a group's (token, head) rows cross the 16- and 64-row
+  boundaries, and prefills whose row count is not a multiple of 64;
+* causal mask edges: q_len == kv_len at 63, 64, 65, 127, 128 and 129 in one
+  batch, with and without GQA;
+* counting batches: zero keys and +-1 values (counting_values), for which the
+  output is exact up to its rounding, so that one key dropped or read twice
+  anywhere in a 32768-key context fails (random data cannot show one key of
+  thousands).
+
+Forced split counts and the split-KV workspace are in test_split_kv.py.
 
 The cache is poisoned with 0xFF bytes (NaN in every cache dtype): slots past
 each sequence's length, unreferenced blocks, and the block-table padding all
 point at poison, so reading them shows up as NaN, or as a zeroed row (the
 kernel maps a NaN softmax state to 0). Keys before every row's window hold
 huge finite values, so attending to them shows up too. The output is
-poisoned with NaN."""
+poisoned with NaN before every launch. The reference is computed per
+sequence in float32, in chunks of query rows for long contexts; the bound
+allows for softmax weights rounded to the activation dtype before P @ V
+(attnc_gpu_reference.WEIGHT_ROUNDING)."""
 
 from dataclasses import dataclass
-from typing import List
+from typing import List, Optional
 
 import pytest
 
-from attnc_gpu_cases import LAYER, AttentionCase, BATCHES, attention_cases
-from attnc_gpu_reference import (assert_close, attention_reference, fp8_quantize,
-                                 torch, torch_dtype)
+from attnc_gpu_cases import LAYER, AttentionCase, BATCHES, attention_cases, counting_cases
+from attnc_gpu_reference import (AttentionExpected, assert_close, assert_finite,
+                                 attention_reference, fp8_quantize, torch, torch_dtype)
 
 CASES = attention_cases()
 K_SCALE = 0.05
@@ -46,7 +68,23 @@ def _store(x, cache_dtype: str, scale: float):
     return stored, stored.float()
 
 
-def make_batch(case: AttentionCase, generator, sequences=None) -> Batch:
+def counting_values(kv_len: int, hkv: int, dv: int):
+    """Values of the counting batches: v[j, h, d] = (-1)^(j >> (d % 16) + h),
+    so that v[:, h, d] flips sign every 2^(d % 16) keys. With all keys zero
+    every visible key has weight exactly 1 / count, and the output is a sum
+    of +-1 over the visible keys (exact in fp32) over their count: dropping or
+    repeating any run of keys changes some d by at least one key's share,
+    far more than rounding."""
+    j = torch.arange(kv_len, device="cuda")[:, None, None]
+    h = torch.arange(hkv, device="cuda")[None, :, None]
+    d = torch.arange(dv, device="cuda")[None, None, :] % 16
+    return 1.0 - 2.0 * (((j >> d) + h) % 2).float()
+
+
+def make_batch(case: AttentionCase, generator, sequences=None, *,
+               counting: bool = False) -> Batch:
+    """The case's batch in poisoned paged caches. counting: zero keys and
+    counting_values (see there) instead of random ones."""
     (dqk, dv), (hq, hkv) = case.dims, case.heads
     sequences = sequences if sequences is not None else BATCHES[case.batch]
     window = case.window
@@ -75,6 +113,9 @@ def make_batch(case: AttentionCase, generator, sequences=None) -> Batch:
         slots = block_tables[s, key // block_size].long() * block_size + key % block_size
         k = torch.randn(kv_len, hkv, dqk, device="cuda", generator=generator)
         v = torch.randn(kv_len, hkv, dv, device="cuda", generator=generator)
+        if counting:
+            k.zero_()
+            v = counting_values(kv_len, hkv, dv)
         if window:
             # keys no row of this sequence may see: huge, so that using them
             # would swamp the softmax
@@ -100,25 +141,62 @@ def make_batch(case: AttentionCase, generator, sequences=None) -> Batch:
                  keys, values, queries)
 
 
-def run_case(models, case: AttentionCase, generator, *, sequences=None,
-             before_launch=None, reference_overrides=None):
-    """Launches the case on a poisoned output; returns (model, output,
-    reference output). before_launch(batch) may alter what the kernel gets
-    (negative controls); reference_overrides alter the reference."""
+@dataclass
+class Prepared:
+    """A case's batch and launch arguments, ready to launch (repeatedly) and
+    to check."""
+    model: object
+    case: AttentionCase
+    batch: Batch
+    kwargs: dict
+    sinks: Optional["torch.Tensor"]
+    gate: Optional["torch.Tensor"]
+
+    def launch(self, **extra) -> "torch.Tensor":
+        """One launch into a fresh NaN-poisoned output (extra: more keywords
+        of Model.attention, e.g. num_kv_splits, workspace)."""
+        (_, dv), (hq, _) = self.case.dims, self.case.heads
+        tokens = self.batch.query.shape[0]
+        out = torch.full((tokens, hq, dv), float("nan"), dtype=torch_dtype(self.case.dtype),
+                         device="cuda")
+        result = self.model.attention(LAYER, self.batch.query, out=out, **self.kwargs, **extra)
+        torch.cuda.synchronize()
+        assert result is out
+        return out
+
+    def reference(self, **overrides) -> AttentionExpected:
+        """The float32 reference and its magnitude (for assert_close)."""
+        case = self.case
+        options = dict(softmax_scale=case.softmax_scale, sliding_window=case.window,
+                       sinks=self.sinks, logit_softcap=case.logit_softcap,
+                       value_scale=case.value_scale, gate=self.gate, with_magnitude=True)
+        options.update(overrides)
+        batch = self.batch
+        return attention_reference(batch.queries, batch.keys, batch.values, **options)
+
+
+def prepare(models, case: AttentionCase, generator, *, sequences=None,
+            before_launch=None, counting: bool = False) -> Prepared:
+    """The case's model, a poisoned batch (BATCHES[case.batch] unless
+    `sequences` is given) and the launch keywords. before_launch(batch) may
+    alter what the kernel gets (negative controls). counting: a counting
+    batch (make_batch), with sinks of -30 (exp(-30) is below any rounding
+    of the counts) where the model has sinks."""
     model = models.get(case.compile_key)
-    batch = make_batch(case, generator, sequences)
+    batch = make_batch(case, generator, sequences, counting=counting)
     if before_launch is not None:
         before_launch(batch)
     (_, dv), (hq, _) = case.dims, case.heads
     dtype = torch_dtype(case.dtype)
     tokens = batch.query.shape[0]
-    out = torch.full((tokens, hq, dv), float("nan"), dtype=dtype, device="cuda")
     kwargs = dict(k_cache=batch.k_cache, v_cache=batch.v_cache,
                   block_tables=batch.block_tables, seq_lens=batch.seq_lens,
-                  query_start_loc=batch.query_start_loc, out=out)
+                  query_start_loc=batch.query_start_loc)
     sinks = gate = None
     if case.sinks:
         sinks = torch.randn(hq, device="cuda", generator=generator) * 2
+        if counting:
+            sinks = torch.full((hq,), -30.0, device="cuda")
         kwargs["sinks"] = sinks
     if case.gate:
         gate = torch.randn(tokens, hq, dv, device="cuda", generator=generator).to(dtype)
@@ -126,15 +204,50 @@ def run_case(models, case: AttentionCase, generator, *, sequences=None,
     if case.cache == "fp8":
         kwargs["k_scale"] = torch.tensor(K_SCALE, dtype=torch.float32, device="cuda")
         kwargs["v_scale"] = torch.tensor(V_SCALE, dtype=torch.float32, device="cuda")
-    result = model.attention(LAYER, batch.query, **kwargs)
-    torch.cuda.synchronize()
-    assert result is out
-    options = dict(softmax_scale=case.softmax_scale, sliding_window=case.window,
-                   sinks=sinks, logit_softcap=case.logit_softcap,
-                   value_scale=case.value_scale, gate=gate)
-    options.update(reference_overrides or {})
-    expected = attention_reference(batch.queries, batch.keys, batch.values, **options)
-    return model, out, expected
+    return Prepared(model, case, batch, kwargs, sinks, gate)
+
+
+def assert_keys_counted(name: str, out, prepared: Prepared) -> None:
+    """A counting batch's output (make_batch): each element within output
+    rounding (2^-8 relative) plus a sixteenth of one key's share (1 / the
+    row's visible keys) of the exact sum, so that one key dropped or read
+    twice anywhere fails. NaN fails."""
+    case, batch = prepared.case, prepared.batch
+    assert_finite(name, out)
+    expected = prepared.reference().out
+    window = case.window
+    share = []
+    bounds = batch.query_start_loc.tolist()
+    for s, kv_len in enumerate(batch.seq_lens.tolist()):
+        q_len = bounds[s + 1] - bounds[s]
+        visible = kv_len - q_len + 1 + torch.arange(q_len, device="cuda")
+        if window:
+            visible = visible.clamp(max=window)
+        share.append(1.0 / visible.float())
+    share = torch.cat(share)[:, None, None] * case.value_scale
+    diff = (out.float() - expected).abs()
+    over = diff > 2.0 ** -8 * expected.abs() + share / 16
+    if bool(over.any()):
+        row, head, dim = (int(i) for i in over.nonzero()[0])
+        s = max(i for i in range(len(bounds) - 1) if bounds[i] <= row)
+        raise AssertionError(
+            f"{name}: {int(over.sum())} of {over.numel()} elements miscount the keys; "
+            f"first at row {row} (sequence {s}, kv_len {int(batch.seq_lens[s])}, "
+            f"query {row - bounds[s]}), head {head}, dim {dim}: got "
+            f"{float(out[row, head, dim])}, expected {float(expected[row, head, dim])} "
+            f"(one key is {float(share[row]):.3e})")
+
+
+def run_case(models, case: AttentionCase, generator, *, sequences=None,
+             before_launch=None, reference_overrides=None):
+    """Launches the case on a poisoned output; returns (model, output,
+    reference: an AttentionExpected). before_launch(batch) may alter what the kernel gets
+    (negative controls); reference_overrides alter the reference."""
+    prepared = prepare(models, case, generator, sequences=sequences,
+                       before_launch=before_launch)
+    out = prepared.launch()
+    expected = prepared.reference(**(reference_overrides or {}))
+    return prepared.model, out, expected
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id())
@@ -144,6 +257,15 @@ def test_attention(models, case, generator):
     # the scale the reference used is the one the model was compiled with
     kind = model.config["layer_kinds"][0]
     assert abs(kind["softmax_scale"] - case.softmax_scale) <= 1e-12 * case.softmax_scale
+
+
+@pytest.mark.parametrize("case", counting_cases(), ids=lambda c: c.id())
+def test_every_key_counted_once(models, case, generator):
+    """Zero keys and +-1 values: the output is exact up to its rounding, so
+    a key dropped or read twice (at a page, tile or split edge, or the end
+    of a 32768-key context) fails."""
+    prepared = prepare(models, case, generator, counting=True)
+    assert_keys_counted("out", prepared.launch(), prepared)
 
 
 def test_attention_allocates_output(models, generator):
@@ -156,7 +278,7 @@ def test_attention_allocates_output(models, generator):
     torch.cuda.synchronize()
     assert out.shape == (batch.query.shape[0], 32, 128) and out.dtype == torch.bfloat16
     expected = attention_reference(batch.queries, batch.keys, batch.values,
-                                   softmax_scale=128 ** -0.5)
+                                   softmax_scale=128 ** -0.5, with_magnitude=True)
     assert_close("out", out, expected, "bf16")
 
 

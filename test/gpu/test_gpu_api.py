@@ -219,5 +219,5 @@ def test_preprocess_then_attention(models, case):
         values.append(v_ref[begin:end])
     gate_ref = ref.gate.to(dtype)[rows] if ref.gate is not None else None
     expected = attention_reference(queries, keys, values, softmax_scale=dqk ** -0.5,
-                                   gate=gate_ref)
+                                   gate=gate_ref, with_magnitude=True)
     assert_close("out", out, expected, case.dtype)
