@@ -5,8 +5,14 @@ floor (decode) and the bf16 matmul rate (prefill), side by side in one run.
 - decode: batch 64 (and 8), context 8192, Hq 16, Hkv 2, one query row per
   sequence, bf16 paged cache (64-token pages, shuffled block tables).
   Effective bandwidth = KV bytes / time, against the measured copy bandwidth.
+  Where the package can say (Model.attention_splits), the split-KV count
+  its automatic rule launched with is recorded as attnc_kv_splits.
 - prefill: one causal sequence of 8192 tokens, 16 heads (Hkv 16), through the
   same varlen paged kernel. TFLOP/s = 2 * S^2/2 * H * (Dqk + Dv) / time.
+
+Times are medians of CUDA-graph replays (the kernels alone) for attnc and
+SDPA cuDNN; decode also records one launch from Python ("launch" keys).
+FlexAttention is timed as compiled calls.
 
 Usage (GPU machine): PYTHONPATH=python ATTNC_LIBRARY=build/lib/libattnc.so \
     python3 bench/bench_attention.py     # JSON to $OUT/bench_attention.json
@@ -30,6 +36,30 @@ DQK, DV, PAGE = 192, 128, 64
 
 def bench(fn, rep=100):
     return do_bench(fn, warmup=10, rep=rep, return_mode="median")  # ms
+
+
+def graph_time(fn, rep=100):
+    """Median time of one call captured in a CUDA graph: the kernel(s)
+    without the Python launch path."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()  # warm: module load and allocations outside the capture
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return bench(graph.replay, rep)
+
+
+def workspace_for(model, layer):
+    """A zero-filled split-KV workspace made outside any capture (None for
+    kernels without split-KV)."""
+    size = getattr(model, "attention_workspace_size", None)
+    if size is None:
+        return None
+    n = size(layer)
+    return torch.zeros(n, device=DEV, dtype=torch.float32) if n else None
 
 
 def model_for(hq, hkv):
@@ -61,8 +91,9 @@ def decode(batch, hq=16, hkv=2, length=8192):
     kv_bytes = batch * hkv * length * (DQK + DV) * 2
     r = {}
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-        ms = bench(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True))
-    r["sdpa_cudnn_TBps"] = kv_bytes / ms / 1e9
+        cudnn = lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)  # noqa: E731
+        r["sdpa_cudnn_launch_TBps"] = kv_bytes / bench(cudnn) / 1e9
+        r["sdpa_cudnn_TBps"] = kv_bytes / graph_time(cudnn) / 1e9
     fa = torch.compile(flex_attention)
     fa(q, k, v, enable_gqa=True)
     r["flex_TBps"] = kv_bytes / bench(lambda: fa(q, k, v, enable_gqa=True)) / 1e9
@@ -73,17 +104,37 @@ def decode(batch, hq=16, hkv=2, length=8192):
     lens = torch.full((batch,), length, device=DEV, dtype=torch.int32)
     starts = torch.arange(batch + 1, device=DEV, dtype=torch.int32)
     out = torch.empty(batch, hq, DV, device=DEV, dtype=torch.bfloat16)
+    extra = {}
+    workspace = workspace_for(model, "full_attention")
+    if workspace is not None:
+        extra["workspace"] = workspace
 
     def run():
         model.attention("full_attention", query, k_cache=kc, v_cache=vc,
                         block_tables=tables, seq_lens=lens,
-                        query_start_loc=starts, out=out)
+                        query_start_loc=starts, out=out, **extra)
     run()
     ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(),
                                          enable_gqa=True)[:, :, 0]
     r["attnc_rel_err"] = ((out.float() - ref).norm() / ref.norm()).item()
-    r["attnc_TBps"] = kv_bytes / bench(run) / 1e9
+    r["attnc_launch_TBps"] = kv_bytes / bench(run) / 1e9
+    r["attnc_TBps"] = kv_bytes / graph_time(run) / 1e9
+    splits = kv_splits(model, "full_attention", batch, batch)
+    if splits is not None:
+        r["attnc_kv_splits"] = splits
     return r
+
+
+def kv_splits(model, layer, num_tokens, num_seqs):
+    """The split count attnc's automatic rule picks for the batch, where the
+    package has the helper; None where it has not; the error text if it
+    fails."""
+    if not hasattr(model, "attention_splits"):
+        return None
+    try:
+        return model.attention_splits(layer, num_tokens, num_seqs)
+    except Exception as error:  # noqa: BLE001 - recorded, not fatal
+        return f"error: {error}"
 
 
 def prefill(seq=8192, heads=16):
@@ -93,7 +144,7 @@ def prefill(seq=8192, heads=16):
     flops = 2 * seq * seq * heads * (DQK + DV) / 2
     r = {}
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-        r["sdpa_cudnn_TFLOPs"] = flops / bench(
+        r["sdpa_cudnn_TFLOPs"] = flops / graph_time(
             lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)) / 1e9
     mask = create_block_mask(lambda b, h, i, j: i >= j, 1, heads, seq, seq, device=DEV)
     fa = torch.compile(flex_attention)
@@ -106,16 +157,20 @@ def prefill(seq=8192, heads=16):
     lens = torch.tensor([seq], device=DEV, dtype=torch.int32)
     starts = torch.tensor([0, seq], device=DEV, dtype=torch.int32)
     out = torch.empty(seq, heads, DV, device=DEV, dtype=torch.bfloat16)
+    extra = {}
+    workspace = workspace_for(model, "full_attention")
+    if workspace is not None:
+        extra["workspace"] = workspace
 
     def run():
         model.attention("full_attention", query, k_cache=kc, v_cache=vc,
                         block_tables=tables, seq_lens=lens,
-                        query_start_loc=starts, out=out)
+                        query_start_loc=starts, out=out, **extra)
     run()
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
         ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)[0].transpose(0, 1)
     r["attnc_rel_err_vs_cudnn"] = ((out.float() - ref.float()).norm() / ref.float().norm()).item()
-    r["attnc_TFLOPs"] = flops / bench(run, rep=20) / 1e9
+    r["attnc_TFLOPs"] = flops / graph_time(run, rep=20) / 1e9
     return r
 
 
@@ -148,9 +203,11 @@ def main():
           f"bf16 mm {res['bf16_mm_TFLOPs']:.0f} TFLOP/s, {res['date']}")
     for batch in (64, 8):
         r = res[f"decode_B{batch}"]
+        splits = f", {r['attnc_kv_splits']} KV splits" if "attnc_kv_splits" in r else ""
         print(f"decode B{batch:<3} attnc {r['attnc_TBps']:.2f} TB/s "
               f"({r['attnc_over_copy']:.0%} of copy, {r['attnc_over_cudnn']:.2f}x cuDNN "
-              f"{r['sdpa_cudnn_TBps']:.2f}, Flex {r['flex_TBps']:.2f}) err {r['attnc_rel_err']:.1e}")
+              f"{r['sdpa_cudnn_TBps']:.2f}, Flex {r['flex_TBps']:.2f}) err "
+              f"{r['attnc_rel_err']:.1e}{splits}")
     r = res["prefill_S8192_H16_causal"]
     print(f"prefill S8192 causal: attnc {r['attnc_TFLOPs']:.1f} TFLOP/s, cuDNN "
           f"{r['sdpa_cudnn_TFLOPs']:.0f}, Flex {r['flex_TFLOPs']:.0f} "
