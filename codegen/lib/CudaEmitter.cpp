@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attnc/Codegen/CudaEmitter.h"
+#include "attnc/Dialect/Attn/AttentionTiling.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -14,6 +15,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -721,8 +723,12 @@ struct BlockState {
 // Attention
 //===----------------------------------------------------------------------===//
 
-FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
-                                       PagedAttentionOp op, OutputGateOp gateOp) {
+/// The CUDA-core form (one block per query row and KV head): shapes the
+/// tensor-core kernel does not take (v_dim_padded above 256, whose output
+/// accumulator does not fit a warp's registers).
+FailureOr<EmittedKernel> emitReferenceAttention(func::FuncOp function,
+                                                PagedAttentionOp op,
+                                                OutputGateOp gateOp) {
   AttentionScheduleAttr schedule = op.getScheduleAttr();
   FailureOr<DictionaryAttr> prepared = preparedEmission(op, schedule);
   if (failed(prepared))
@@ -1006,6 +1012,851 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
                        std::move(source), std::move(abi)};
 }
 
+
+/// The tensor-core paged attention kernel (mma.sync m16n8k16, fp32
+/// accumulators). A block owns one tile of query rows: `block_m` flattened
+/// (query token, head) rows of one sequence, `gqa_pack` heads of one KV group
+/// per token, so the heads of a group share every K/V tile read. K/V tiles of
+/// `block_n` keys stream through a cp.async pipeline of `pipeline_stages`
+/// shared-memory buffers, gathered page by page through the block table.
+/// Tiles of more than 16 rows give each warp 16 rows against the whole K/V
+/// tile; tiles of at most 16 rows (decode) give each warp a quarter of the
+/// keys of every K/V tile instead, and the warps' softmax states are merged
+/// at the end. Split-KV: grid z splits a tile's keys; each split writes its
+/// unnormalised output and softmax state to the workspace, and the last split
+/// to finish (an atomic count per tile) merges them.
+FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
+                                       PagedAttentionOp op, OutputGateOp gateOp) {
+  AttentionScheduleAttr schedule = op.getScheduleAttr();
+  FailureOr<DictionaryAttr> prepared = preparedEmission(op, schedule);
+  if (failed(prepared))
+    return failure();
+  DictionaryAttr emission = *prepared;
+  StringRef activationName = emissionString(emission, "activation");
+  StringRef cacheName = emissionString(emission, "cache");
+  bool fp8 = cacheName == "fp8_e4m3";
+  int64_t blockM = schedule.getBlockM(), blockN = schedule.getBlockN();
+  int64_t warps = schedule.getNumWarps();
+  int64_t qkPadded = schedule.getQkDimPadded(), vPadded = schedule.getVDimPadded();
+  // The tensor-core form covers what its tiling was chosen for; anything
+  // else (wide V heads, a cache in another 16-bit type) takes the reference
+  // kernel.
+  if (vPadded > 256 || (!fp8 && cacheName != activationName) ||
+      (activationName != "bf16" && activationName != "fp16") ||
+      blockM != 16 * warps || blockN % 64 != 0 || warps != 4)
+    return emitReferenceAttention(function, op, gateOp);
+
+  std::string name = function.getSymName().str();
+  auto queryType = cast<RankedTensorType>(op.getQuery().getType());
+  auto kCacheType = cast<RankedTensorType>(op.getKCache().getType());
+  auto vCacheType = cast<RankedTensorType>(op.getVCache().getType());
+  int64_t numQHeads = queryType.getDimSize(1);
+  int64_t numKvHeads = kCacheType.getDimSize(2);
+  int64_t qkHeadDim = queryType.getDimSize(2);
+  int64_t vHeadDim = vCacheType.getDimSize(3);
+  int64_t groupSize = emissionInt(emission, "group_size");
+  int64_t pack = schedule.getGqaPack();
+  int64_t stages = schedule.getPipelineStages();
+  int64_t targetCtas = schedule.getTargetCtas();
+  int64_t maxSplits = schedule.getMaxKvSplits();
+  // Split partials: base tiles * splits < 2 * target_ctas whenever splits > 1
+  // (the launcher's rule), so twice the target bounds the workspace.
+  int64_t workspaceTiles = 2 * targetCtas;
+  int64_t sharedBytes = attentionSharedBytes(qkPadded, vPadded, blockM, blockN,
+                                             stages, maxSplits, fp8);
+  int64_t workspaceFloats =
+      workspaceTiles * blockM * (vPadded + 2) + targetCtas;
+  bool sinks = static_cast<bool>(op.getSinks());
+  bool gate = static_cast<bool>(gateOp);
+  int64_t window = op.getSlidingWindow();
+  double softcap = op.getLogitSoftcap().convertToDouble();
+  double valueScale = op.getValueScale().convertToDouble();
+  bool causal = op.getCausal();
+
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  os << "// attnc generated kernel " << name << " (attention) for layer "
+     << layerOf(function) << "\n"
+     << "// configuration: num_q_heads=" << numQHeads
+     << " num_kv_heads=" << numKvHeads << " qk_head_dim=" << qkHeadDim
+     << " v_head_dim=" << vHeadDim << " group_size=" << groupSize << "\n"
+     << "//   softmax_scale=" << literal(op.getSoftmaxScale().convertToDouble())
+     << (causal ? " causal" : " non-causal");
+  if (window)
+    os << " sliding_window=" << window;
+  if (sinks)
+    os << " sinks";
+  if (softcap > 0)
+    os << " logit_softcap=" << literal(softcap);
+  if (valueScale != 1.0)
+    os << " value_scale=" << literal(valueScale);
+  if (gate)
+    os << " output_gate";
+  os << "\n//   activation " << activationName << ", cache " << cacheName
+     << " (block_size " << emissionInt(emission, "block_size") << ")\n"
+     << "// schedule: block_m=" << blockM << " block_n=" << blockN
+     << " num_warps=" << warps << " pipeline_stages=" << stages
+     << " qk_dim_padded=" << qkPadded << " v_dim_padded=" << vPadded
+     << " gqa_pack=" << pack
+     << " split_kv_min_keys=" << schedule.getSplitKvMinKeys()
+     << " max_kv_splits=" << maxSplits << " target_ctas=" << targetCtas
+     << "\n"
+     << "// Tensor-core form: mma.sync m16n8k16 with fp32 accumulators, K/V "
+        "tiles gathered\n// through the block table by a cp.async pipeline, "
+        "split-KV merged by the last split.\n"
+     << "#include \"attnc_device.cuh\"\n\n"
+     << "namespace {\n"
+     << "using act_t = " << cudaType(activationName) << ";\n"
+     << "using cache_t = " << cudaType(cacheName) << ";\n"
+     << "constexpr int kNumQHeads = " << numQHeads << ";\n"
+     << "constexpr int kNumKvHeads = " << numKvHeads << ";\n"
+     << "constexpr int kGroupSize = " << groupSize << ";\n"
+     << "constexpr int kPack = " << pack
+     << "; // query heads of one KV group per tile row group\n"
+     << "constexpr int kPacksPerGroup = kGroupSize / kPack;\n"
+     << "constexpr int kQkHeadDim = " << qkHeadDim << ";\n"
+     << "constexpr int kVHeadDim = " << vHeadDim << ";\n"
+     << "constexpr int kQkPad = " << qkPadded << ";\n"
+     << "constexpr int kVPad = " << vPadded << ";\n"
+     << "constexpr int kBlockSize = " << emissionInt(emission, "block_size")
+     << ";\n"
+     << "constexpr int kWarps = " << warps << ";\n"
+     << "constexpr int kThreads = kWarps * 32;\n"
+     << "constexpr int kBlockM = " << blockM << ";\n"
+     << "constexpr int kBlockN = " << blockN << ";\n"
+     << "constexpr int kStages = " << stages << ";\n"
+     << "constexpr int kMaxSplits = " << maxSplits << ";\n"
+     << "constexpr int kTargetCtas = " << targetCtas << ";\n"
+     << "constexpr int kWorkspaceTiles = " << workspaceTiles << ";\n"
+     << "// softmax_scale * log2(e): scores live in log2 units (exp2).\n"
+     << "constexpr float kScaleLog2 = "
+     << floatLiteral(emissionFloat(emission, "scale_log2")) << ";\n";
+  if (window)
+    os << "constexpr int kSlidingWindow = " << window << ";\n";
+  if (softcap > 0)
+    os << "constexpr float kSoftcap = " << floatLiteral(softcap) << ";\n"
+       << "constexpr float kSoftmaxScale = "
+       << floatLiteral(op.getSoftmaxScale().convertToDouble()) << ";\n";
+  if (valueScale != 1.0)
+    os << "constexpr float kValueScale = " << floatLiteral(valueScale) << ";\n";
+  os << R"(
+// Shared memory. Row strides are padded by 16 bytes so that the 8 rows an
+// ldmatrix reads fall in distinct banks.
+constexpr int kQStride = kQkPad + 8;  // elements of act_t
+constexpr int kKStride = kQkPad + 8;
+constexpr int kVStride = kVPad + 8;
+constexpr int kOStride = kVPad + 8;   // floats (merge area)
+)";
+  if (fp8)
+    os << R"(// fp8 tiles land raw (bytes), then widen into one act_t tile for the MMA.
+constexpr int kKRawStride = kQkPad + 16;  // bytes
+constexpr int kVRawStride = kVPad + 16;
+constexpr int kKStageBytes = kBlockN * kKRawStride;
+constexpr int kVStageBytes = kBlockN * kVRawStride;
+constexpr int kConvertBytes = kBlockN * (kKStride + kVStride) * 2;
+)";
+  else
+    os << R"(constexpr int kKStageBytes = kBlockN * kKStride * 2;
+constexpr int kVStageBytes = kBlockN * kVStride * 2;
+constexpr int kConvertBytes = 0;
+)";
+  os << R"(constexpr int kQBytes = kBlockM * kQStride * 2;
+constexpr int kPipeBytes = kStages * (kKStageBytes + kVStageBytes) + kConvertBytes;
+constexpr int kMergeBytes = 4 * (kBlockM * kOStride + 5 * kBlockM);
+constexpr int kSplitBytes = 4 * (2 * kMaxSplits * kBlockM + 2 * kBlockM);
+constexpr int kUnionBytes = (kPipeBytes > kMergeBytes ? kPipeBytes : kMergeBytes) > kSplitBytes
+                                ? (kPipeBytes > kMergeBytes ? kPipeBytes : kMergeBytes)
+                                : kSplitBytes;
+constexpr int kQOffset = 0;
+constexpr int kUnionOffset = kQBytes;
+constexpr int kSlotOffset = kUnionOffset + (kUnionBytes + 15) / 16 * 16;
+constexpr int kSharedBytes = kSlotOffset + kStages * kBlockN * 4 + 16;
+static_assert(kSharedBytes == )" << sharedBytes << R"(, "the launch's dynamic shared memory");
+// 16-byte chunks of one row, where the row is a whole number of them.
+constexpr bool kQVector = (kQkHeadDim * 2) % 16 == 0;
+constexpr bool kKVector = (kQkHeadDim * int(sizeof(cache_t))) % 16 == 0;
+constexpr bool kVVector = (kVHeadDim * int(sizeof(cache_t))) % 16 == 0;
+constexpr int kCacheChunk = 16 / int(sizeof(cache_t));  // elements per chunk
+
+struct Args {
+  const act_t *__restrict__ query;
+  const cache_t *__restrict__ k_cache;
+  const cache_t *__restrict__ v_cache;
+  const int *__restrict__ block_tables;
+)";
+  if (sinks)
+    os << "  const float *__restrict__ sinks;\n";
+  if (gate)
+    os << "  const act_t *__restrict__ gate;\n";
+  os << R"(  act_t *__restrict__ output;
+  float *__restrict__ workspace;
+  int max_blocks_per_seq;
+  float score_scale;  // log2 units per raw q.k)";
+  if (fp8)
+    os << " (times k_scale)";
+  os << "\n  float out_scale;    // value_scale";
+  if (fp8)
+    os << " times v_scale";
+  os << R"(
+};
+
+/// Which keys row `pos` (a query position) attends: [begin, end).
+__device__ __forceinline__ int row_key_begin(int pos, int kv_len) {
+)";
+  if (window)
+    os << "  return max(0, " << (causal ? "pos" : "kv_len - 1")
+       << " - kSlidingWindow + 1);\n";
+  else
+    os << "  return 0;\n";
+  os << R"(}
+__device__ __forceinline__ int row_key_end(int pos, int kv_len) {
+)";
+  if (causal)
+    os << "  return min(pos + 1, kv_len);\n";
+  else
+    os << "  return kv_len;\n";
+  os << R"(}
+
+/// Copies the rows of one K or V tile whose 16-byte chunks tile the row
+/// (kDim * sizeof(cache_t) a multiple of 16). Each thread keeps one chunk
+/// column and walks the keys kThreads / kChunks apart, so the per-copy work
+/// is a slot read, one multiply-add and the copy (keys whose slot is -1 are
+/// zero-filled and read nothing).
+template <int kDim, int kRowBytes>
+__device__ __forceinline__ void copy_rows(const cache_t *cache, int kv_head, const int *slots,
+                                          unsigned char *dst) {
+  constexpr int kChunks = kDim >= kCacheChunk ? kDim / kCacheChunk : 1;  // (checked even when unused)
+  constexpr int kKeysPerPass = kThreads / kChunks;
+  constexpr int kPasses = (kBlockN + kKeysPerPass - 1) / kKeysPerPass;
+  const int chunk = threadIdx.x % kChunks, key0 = threadIdx.x / kChunks;
+  if (key0 >= kKeysPerPass) return;  // the kThreads % kChunks spare threads
+  const cache_t *src = cache + (long long)kv_head * kDim + chunk * kCacheChunk;
+  unsigned char *out = dst + key0 * kRowBytes + chunk * 16;
+#pragma unroll
+  for (int p = 0; p < kPasses; ++p) {
+    const int key = key0 + p * kKeysPerPass;
+    if (kBlockN % kKeysPerPass != 0 && key >= kBlockN) break;
+    const int slot = slots[key];
+    attnc::cp_async_16(out + p * kKeysPerPass * kRowBytes,
+                       src + (long long)max(slot, 0) * (kNumKvHeads * kDim), slot >= 0);
+  }
+}
+
+/// Issues the copies of one K/V tile (keys whose slot is -1 are zero-filled).
+__device__ __forceinline__ void load_kv_tile(const Args &a, int kv_head, const int *slots,
+                                             unsigned char *k_dst, unsigned char *v_dst) {
+  constexpr int kKRowBytes = )"
+     << (fp8 ? "kKRawStride" : "kKStride * 2") << R"(;
+  constexpr int kVRowBytes = )"
+     << (fp8 ? "kVRawStride" : "kVStride * 2") << R"(;
+  if constexpr (kKVector) {
+    copy_rows<kQkHeadDim, kKRowBytes>(a.k_cache, kv_head, slots, k_dst);
+  } else {
+    for (int c = threadIdx.x; c < kBlockN * kQkHeadDim; c += kThreads) {
+      const int key = c / kQkHeadDim, col = c % kQkHeadDim;
+      const int slot = slots[key];
+      reinterpret_cast<cache_t *>(k_dst + key * kKRowBytes)[col] =
+          slot >= 0 ? a.k_cache[((long long)slot * kNumKvHeads + kv_head) * kQkHeadDim + col]
+                    : attnc::from_float<cache_t>(0.0f);
+    }
+  }
+  if constexpr (kVVector) {
+    copy_rows<kVHeadDim, kVRowBytes>(a.v_cache, kv_head, slots, v_dst);
+  } else {
+    for (int c = threadIdx.x; c < kBlockN * kVHeadDim; c += kThreads) {
+      const int key = c / kVHeadDim, col = c % kVHeadDim;
+      const int slot = slots[key];
+      reinterpret_cast<cache_t *>(v_dst + key * kVRowBytes)[col] =
+          slot >= 0 ? a.v_cache[((long long)slot * kNumKvHeads + kv_head) * kVHeadDim + col]
+                    : attnc::from_float<cache_t>(0.0f);
+    }
+  }
+}
+)";
+  if (fp8)
+    os << R"(
+/// Widens a raw fp8 tile (rows of `raw_stride` bytes) into act_t rows of
+/// `stride` elements, `cols` (a multiple of 8) columns; exact for e4m3.
+__device__ __forceinline__ void widen_tile(const unsigned char *raw, int raw_stride,
+                                           act_t *dst, int stride, int cols) {
+  const int chunks = cols / 8;
+  for (int c = threadIdx.x; c < kBlockN * chunks; c += kThreads) {
+    const int key = c / chunks, col = c % chunks * 8;
+    const uint2 bytes = *reinterpret_cast<const uint2 *>(raw + key * raw_stride + col);
+    const __nv_fp8_e4m3 *e = reinterpret_cast<const __nv_fp8_e4m3 *>(&bytes);
+    uint4 out;
+    out.x = attnc::pack2<act_t>(float(e[0]), float(e[1]));
+    out.y = attnc::pack2<act_t>(float(e[2]), float(e[3]));
+    out.z = attnc::pack2<act_t>(float(e[4]), float(e[5]));
+    out.w = attnc::pack2<act_t>(float(e[6]), float(e[7]));
+    *reinterpret_cast<uint4 *>(dst + key * stride + col) = out;
+  }
+}
+)";
+  os << R"(
+/// The slot of key `key` of a sequence, or -1 past its end.
+__device__ __forceinline__ int key_slot(const int *table, int key, int kv_len) {
+  return key < kv_len ? table[key / kBlockSize] * kBlockSize + key % kBlockSize : -1;
+}
+
+/// The finished value of output element (row, d) from its unnormalised
+/// accumulator `acc` and the row's softmax max `m` (log2 units) and sum `l`.
+__device__ __forceinline__ void write_output(const Args &a, float acc, float m, float l,
+                                             int token, int head, int d) {
+)";
+  if (sinks)
+    os << R"(  // The sink adds one learned logit to the denominator only.
+  const float sink = a.sinks[head] * 1.4426950408889634f;
+  const float m_all = fmaxf(m, sink);
+  const float weight = m == -attnc::infinity() ? 0.0f : exp2f(m - m_all);
+  float result = acc * weight / (l * weight + exp2f(sink - m_all));
+)";
+  else
+    os << R"(  // A row that saw no key (m = -inf) is 0; the largest logit contributes
+  // exp2(0) = 1, so l >= 1 otherwise, and a NaN anywhere stays NaN.
+  float result = m == -attnc::infinity() ? 0.0f : acc / l;
+)";
+  if (valueScale != 1.0 || fp8)
+    os << "  result *= a.out_scale;\n";
+  os << "  const long long out = ((long long)token * kNumQHeads + head) * "
+        "kVHeadDim + d;\n";
+  if (gate)
+    os << "  result *= attnc::sigmoid(attnc::to_float(a.gate[out]));\n";
+  os << R"(  a.output[out] = attnc::from_float<act_t>(result);
+}
+
+/// One tile of `rows` query rows (flattened (token, head) rows row0.. of the
+/// sequence), WM warps along the rows and kWarps / WM along the keys.
+template <int WM>
+__device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_start, int q_len,
+                                               int kv_len, int row0, int rows,
+                                               unsigned char *smem) {
+  constexpr int WN = kWarps / WM;
+  constexpr int kTileRows = 16 * WM;
+  constexpr int kNPerWarp = kBlockN / WN;
+  constexpr int kNTiles = kNPerWarp / 8;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int wm = warp % WM, wn = warp / WM;
+  const int g = lane / 4, t = lane % 4;
+  const int kv_head = blockIdx.y / kPacksPerGroup;
+  const int head0 = kv_head * kGroupSize + blockIdx.y % kPacksPerGroup * kPack;
+  const int first_pos = kv_len - q_len;  // the queries are the last q_len positions
+
+  act_t *q_s = reinterpret_cast<act_t *>(smem + kQOffset);
+  unsigned char *pipe = smem + kUnionOffset;
+  int *slot_s = reinterpret_cast<int *>(smem + kSlotOffset);
+
+  // Padded q/k head-dim columns must be 0 (they enter every dot product);
+  // rows past `rows` and V's padding only reach output rows and columns
+  // that are never written, and keys past the end are zero-filled per tile.
+  if constexpr (kQkHeadDim != kQkPad || !kQVector || !kKVector) {
+    for (int i = tid; i < kSlotOffset / 16; i += kThreads)
+      reinterpret_cast<uint4 *>(smem)[i] = make_uint4(0, 0, 0, 0);
+    __syncthreads();
+  }
+
+  // Q rows of this tile (their own cp.async group).
+  if constexpr (kQVector) {
+    constexpr int kChunks = kQkHeadDim >= 8 ? kQkHeadDim / 8 : 1;
+    for (int c = tid; c < rows * kChunks; c += kThreads) {
+      const int r = c / kChunks, col = c % kChunks * 8;
+      const int f = row0 + r;
+      const act_t *src = a.query + ((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kQkHeadDim + col;
+      attnc::cp_async_16(q_s + r * kQStride + col, src, true);
+    }
+  } else {
+    for (int c = tid; c < rows * kQkHeadDim; c += kThreads) {
+      const int r = c / kQkHeadDim, col = c % kQkHeadDim;
+      const int f = row0 + r;
+      q_s[r * kQStride + col] = a.query[((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kQkHeadDim + col];
+    }
+  }
+
+  // Keys this tile's rows attend, and those every row attends (no mask).
+  const int pos_first = first_pos + row0 / kPack;
+  const int pos_last = first_pos + (row0 + rows - 1) / kPack;
+  const int key_begin = row_key_begin(pos_first, kv_len);
+  const int key_end = row_key_end(pos_last, kv_len);
+  const int full_begin = row_key_begin(pos_last, kv_len);
+  const int full_end = row_key_end(pos_first, kv_len);
+  const int tile_first = key_begin / kBlockN;
+  const int tiles = key_end > key_begin ? (key_end + kBlockN - 1) / kBlockN - tile_first : 0;
+  // This split's share of the key tiles.
+  const int splits = gridDim.z;
+  const int per_split = (tiles + splits - 1) / splits;
+  const int my_first = tile_first + int(blockIdx.z) * per_split;
+  const int my_tiles = max(0, min(tiles - int(blockIdx.z) * per_split, per_split));
+
+  // The two rows this thread holds in the MMA layout, and their key ranges.
+  int row_begin[2], row_end[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int r = wm * 16 + g + 8 * i;
+    const int pos = first_pos + (row0 + r) / kPack;
+    row_begin[i] = r < rows ? row_key_begin(pos, kv_len) : 0;
+    row_end[i] = r < rows ? row_key_end(pos, kv_len) : 0;
+  }
+
+  attnc::cp_async_commit();  // the Q group
+  const int *table = a.block_tables + (long long)seq * a.max_blocks_per_seq;
+  if (tid < kBlockN) {
+#pragma unroll
+    for (int s = 0; s < kStages; ++s)
+      slot_s[s * kBlockN + tid] =
+          s < my_tiles ? key_slot(table, (my_first + s) * kBlockN + tid, kv_len) : -1;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < my_tiles)
+      load_kv_tile(a, kv_head, slot_s + s * kBlockN, pipe + s * (kKStageBytes + kVStageBytes),
+                   pipe + s * (kKStageBytes + kVStageBytes) + kKStageBytes);
+    attnc::cp_async_commit();
+  }
+
+  // The warp's Q rows as A fragments, held for the whole key loop.
+  attnc::cp_async_wait<kStages - 1>();
+  __syncthreads();
+  unsigned qf[kQkPad / 16][4];
+#pragma unroll
+  for (int ks = 0; ks < kQkPad / 16; ++ks)
+    attnc::ldmatrix_x4(qf[ks], q_s + (wm * 16 + lane % 8 + (lane / 8) % 2 * 8) * kQStride + ks * 16 + lane / 16 * 8);
+
+  float o[kVPad / 8][4];
+#pragma unroll
+  for (int d = 0; d < kVPad / 8; ++d)
+    o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+  float m[2] = {-attnc::infinity(), -attnc::infinity()}, l[2] = {0.0f, 0.0f};
+
+  for (int it = 0; it < my_tiles; ++it) {
+    attnc::cp_async_wait<kStages - 2>();
+    __syncthreads();
+    {
+      const int next = it + kStages - 1;
+      if (next < my_tiles) {
+        unsigned char *stage = pipe + next % kStages * (kKStageBytes + kVStageBytes);
+        load_kv_tile(a, kv_head, slot_s + next % kStages * kBlockN, stage, stage + kKStageBytes);
+      }
+      attnc::cp_async_commit();
+      if (tid < kBlockN)
+        slot_s[it % kStages * kBlockN + tid] =
+            it + kStages < my_tiles ? key_slot(table, (my_first + it + kStages) * kBlockN + tid, kv_len) : -1;
+    }
+    unsigned char *stage = pipe + it % kStages * (kKStageBytes + kVStageBytes);
+)";
+  if (fp8)
+    os << R"(    act_t *k_t = reinterpret_cast<act_t *>(pipe + kStages * (kKStageBytes + kVStageBytes));
+    act_t *v_t = k_t + kBlockN * kKStride;
+    widen_tile(stage, kKRawStride, k_t, kKStride, kQkPad);
+    widen_tile(stage + kKStageBytes, kVRawStride, v_t, kVStride, kVPad);
+    __syncthreads();
+)";
+  else
+    os << R"(    const act_t *k_t = reinterpret_cast<const act_t *>(stage);
+    const act_t *v_t = reinterpret_cast<const act_t *>(stage + kKStageBytes);
+)";
+  os << R"(
+    // S = Q K^T for this warp's 16 rows and kNPerWarp keys.
+    float s[kNTiles][4];
+#pragma unroll
+    for (int n = 0; n < kNTiles; ++n)
+      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+    for (int ks = 0; ks < kQkPad / 16; ++ks) {
+#pragma unroll
+      for (int np = 0; np < kNTiles / 2; ++np) {
+        unsigned kb[4];
+        attnc::ldmatrix_x4(kb, k_t + (wn * kNPerWarp + np * 16 + lane % 8 + lane / 16 * 8) * kKStride + ks * 16 + (lane / 8) % 2 * 8);
+        attnc::mma_16816<act_t>(s[2 * np], qf[ks], kb[0], kb[1]);
+        attnc::mma_16816<act_t>(s[2 * np + 1], qf[ks], kb[2], kb[3]);
+      }
+    }
+
+    // Keys outside a row's range are -inf.)";
+  if (softcap > 0)
+    os << R"( Soft-capped scores are put in log2
+    // units here (tanh does not commute with the scale), so the exponent's
+    // scale below is 1.
+    constexpr bool kScoresInLog2 = true;)";
+  else
+    os << R"( The scores stay raw: the softmax scale
+    // (log2 units) folds into the exponent's multiply-add below.
+    constexpr bool kScoresInLog2 = false;)";
+  os << R"(
+    const float scale = kScoresInLog2 ? 1.0f : a.score_scale;
+    const int tile_key = (my_first + it) * kBlockN;
+    const bool masked = tile_key < full_begin || tile_key + kBlockN > full_end;
+    const int key0 = tile_key + wn * kNPerWarp + 2 * t;
+#pragma unroll
+    for (int n = 0; n < kNTiles; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+)";
+  if (softcap > 0)
+    os << "        float x = kSoftcap * tanhf(s[n][e] * a.score_scale) * "
+          "1.4426950408889634f;\n";
+  else
+    os << "        float x = s[n][e];\n";
+  os << R"(        if (masked) {
+          const int key = key0 + n * 8 + (e & 1);
+          if (key < row_begin[e / 2] || key >= row_end[e / 2]) x = -attnc::infinity();
+        }
+        s[n][e] = x;
+      }
+
+    // Online softmax for the thread's two rows (4 lanes share a row); m is
+    // in the scores' units, m * scale in log2 units.
+    float correction[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      float mx = -attnc::infinity();
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float m_new = fmaxf(m[i], mx);
+      const float m_scaled = m_new == -attnc::infinity() ? 0.0f : m_new * scale;
+      correction[i] = attnc::fast_exp2(m[i] * scale - m_scaled);
+      m[i] = m_new;
+      float sum = 0.0f;
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) {
+        s[n][2 * i] = attnc::fast_exp2(fmaf(s[n][2 * i], scale, -m_scaled));
+        s[n][2 * i + 1] = attnc::fast_exp2(fmaf(s[n][2 * i + 1], scale, -m_scaled));
+        sum += s[n][2 * i] + s[n][2 * i + 1];
+      }
+      l[i] = l[i] * correction[i] + sum;
+    }
+    // The output is rescaled only when some row of the warp got a new max
+    // (after the first tiles of a row, most tiles leave it unchanged).
+    if (__any_sync(0xffffffffu, correction[0] != 1.0f || correction[1] != 1.0f)) {
+#pragma unroll
+      for (int d = 0; d < kVPad / 8; ++d) {
+        o[d][0] *= correction[0];
+        o[d][1] *= correction[0];
+        o[d][2] *= correction[1];
+        o[d][3] *= correction[1];
+      }
+    }
+
+    // O += P V: the score accumulators are the A fragments of P.
+#pragma unroll
+    for (int kk = 0; kk < kNTiles / 2; ++kk) {
+      unsigned pa[4];
+      pa[0] = attnc::pack2<act_t>(s[2 * kk][0], s[2 * kk][1]);
+      pa[1] = attnc::pack2<act_t>(s[2 * kk][2], s[2 * kk][3]);
+      pa[2] = attnc::pack2<act_t>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+      pa[3] = attnc::pack2<act_t>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+      for (int dp = 0; dp < kVPad / 16; ++dp) {
+        unsigned vb[4];
+        attnc::ldmatrix_x4_trans(vb, v_t + (wn * kNPerWarp + kk * 16 + lane % 8 + (lane / 8) % 2 * 8) * kVStride + dp * 16 + lane / 16 * 8);
+        attnc::mma_16816<act_t>(o[2 * dp], pa, vb[0], vb[1]);
+        attnc::mma_16816<act_t>(o[2 * dp + 1], pa, vb[2], vb[3]);
+      }
+    }
+  }
+  attnc::cp_async_wait<0>();
+  __syncthreads();  // the pipeline buffers become the merge area
+
+  // The warps' states: o_s [WN][kTileRows][kOStride], then m, l per (WN, row).
+  float *o_s = reinterpret_cast<float *>(pipe);
+  float *m_s = o_s + kBlockM * kOStride;
+  float *l_s = m_s + kBlockM;
+  float *w_s = l_s + kBlockM;       // [WN][kTileRows] merge weights
+  float *row_m = w_s + kBlockM;     // [kTileRows]
+  float *row_l = row_m + kBlockM;
+  const float m_scale = )" << (softcap > 0 ? "1.0f" : "a.score_scale") << R"(;  // m to log2 units
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    m[i] *= m_scale;
+    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
+    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
+    const int r = wm * 16 + g + 8 * i;
+#pragma unroll
+    for (int d = 0; d < kVPad / 8; ++d)
+      *reinterpret_cast<float2 *>(o_s + (wn * kTileRows + r) * kOStride + d * 8 + 2 * t) =
+          make_float2(o[d][2 * i], o[d][2 * i + 1]);
+    if (t == 0) {
+      m_s[wn * kTileRows + r] = m[i];
+      l_s[wn * kTileRows + r] = l[i];
+    }
+  }
+  __syncthreads();
+  for (int r = tid; r < kTileRows; r += kThreads) {
+    float mm = -attnc::infinity();
+#pragma unroll
+    for (int w = 0; w < WN; ++w) mm = fmaxf(mm, m_s[w * kTileRows + r]);
+    const float mu = mm == -attnc::infinity() ? 0.0f : mm;
+    float ll = 0.0f;
+#pragma unroll
+    for (int w = 0; w < WN; ++w) {
+      const float weight = exp2f(m_s[w * kTileRows + r] - mu);
+      w_s[w * kTileRows + r] = weight;
+      ll += l_s[w * kTileRows + r] * weight;
+    }
+    row_m[r] = mm;
+    row_l[r] = ll;
+  }
+  __syncthreads();
+
+  const int splits_total = gridDim.z;
+  if (splits_total == 1) {
+    for (int e = tid; e < rows * kVHeadDim; e += kThreads) {
+      const int r = e / kVHeadDim, d = e % kVHeadDim;
+      float acc = 0.0f;
+#pragma unroll
+      for (int w = 0; w < WN; ++w) acc += o_s[(w * kTileRows + r) * kOStride + d] * w_s[w * kTileRows + r];
+      const int f = row0 + r;
+      write_output(a, acc, row_m[r], row_l[r], q_start + f / kPack, head0 + f % kPack, d);
+    }
+    return;
+  }
+
+  // Split-KV: this split's partial state goes to the workspace.
+  const int tile_id = blockIdx.y * gridDim.x + blockIdx.x;
+  if (gridDim.x * gridDim.y * gridDim.z > kWorkspaceTiles || gridDim.x * gridDim.y > kTargetCtas ||
+      splits_total > kMaxSplits) {
+    // More splits than the workspace holds: a loud result, not a wrong one.
+    if (blockIdx.z == 0)
+      for (int e = tid; e < rows * kVHeadDim; e += kThreads) {
+        const int r = e / kVHeadDim, d = e % kVHeadDim, f = row0 + r;
+        a.output[((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kVHeadDim + d] =
+            attnc::from_float<act_t>(__int_as_float(0x7fc00000));
+      }
+    return;
+  }
+  const int part = tile_id * splits_total + blockIdx.z;
+  float *ws_o = a.workspace + (long long)part * kBlockM * kVPad;
+  float *ws_m = a.workspace + (long long)kWorkspaceTiles * kBlockM * kVPad + (long long)part * kBlockM;
+  float *ws_l = ws_m + (long long)kWorkspaceTiles * kBlockM;
+  unsigned *counters = reinterpret_cast<unsigned *>(a.workspace + (long long)kWorkspaceTiles * kBlockM * (kVPad + 2));
+  for (int e = tid; e < rows * kVHeadDim; e += kThreads) {
+    const int r = e / kVHeadDim, d = e % kVHeadDim;
+    float acc = 0.0f;
+#pragma unroll
+    for (int w = 0; w < WN; ++w) acc += o_s[(w * kTileRows + r) * kOStride + d] * w_s[w * kTileRows + r];
+    __stcg(ws_o + r * kVPad + d, acc);
+  }
+  for (int r = tid; r < rows; r += kThreads) {
+    __stcg(ws_m + r, row_m[r]);
+    __stcg(ws_l + r, row_l[r]);
+  }
+  __threadfence();
+  __syncthreads();
+  __shared__ unsigned last_split;
+  if (tid == 0)
+    last_split = atomicAdd(counters + tile_id, 1u) == unsigned(splits_total - 1);
+  __syncthreads();
+  if (!last_split)
+    return;
+  __threadfence();
+
+  // The last split merges all of them. Every load below is issued in
+  // parallel (a serial chain of L2 round trips per split would cost more
+  // than the splits saved): (split, row) statistics into shared memory
+  // first, then the outputs with several splits' loads in flight per item.
+  float *split_w = reinterpret_cast<float *>(pipe);   // [kMaxSplits][kBlockM]: m, then weights
+  float *split_l = split_w + kMaxSplits * kBlockM;     // [kMaxSplits][kBlockM]
+  float *merged_m = split_l + kMaxSplits * kBlockM;
+  float *merged_l = merged_m + kBlockM;
+  const float *all_m = a.workspace + (long long)kWorkspaceTiles * kBlockM * kVPad + (long long)tile_id * splits_total * kBlockM;
+  const float *all_l = all_m + (long long)kWorkspaceTiles * kBlockM;
+  for (int i = tid; i < splits_total * rows; i += kThreads) {
+    const int z = i / rows, r = i % rows;
+    split_w[z * kBlockM + r] = __ldcg(all_m + z * kBlockM + r);
+    split_l[z * kBlockM + r] = __ldcg(all_l + z * kBlockM + r);
+  }
+  __syncthreads();
+  for (int r = tid; r < rows; r += kThreads) {
+    float mm = -attnc::infinity();
+    for (int z = 0; z < splits_total; ++z) mm = fmaxf(mm, split_w[z * kBlockM + r]);
+    const float mu = mm == -attnc::infinity() ? 0.0f : mm;
+    float ll = 0.0f;
+    for (int z = 0; z < splits_total; ++z) {
+      const float weight = attnc::fast_exp2(split_w[z * kBlockM + r] - mu);
+      split_w[z * kBlockM + r] = weight;
+      ll += split_l[z * kBlockM + r] * weight;
+    }
+    merged_m[r] = mm;
+    merged_l[r] = ll;
+  }
+  __syncthreads();
+  const float *all_o = a.workspace + (long long)tile_id * splits_total * kBlockM * kVPad;
+  if constexpr (kVHeadDim % 4 == 0) {
+    constexpr int kQuads = kVHeadDim >= 4 ? kVHeadDim / 4 : 1;  // (checked even when discarded)
+    constexpr int kItems = (kTileRows * kQuads + kThreads - 1) / kThreads;
+    // Splits per round: 16 float4 loads in flight per thread.
+    constexpr int kUnroll = kItems >= 16 ? 1 : 16 / kItems;
+    float4 acc[kItems];
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) acc[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int z0 = 0; z0 < splits_total; z0 += kUnroll) {
+      float4 v[kUnroll][kItems];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+          // Past the last split or row: a valid address, weight 0 below.
+          const int z = min(z0 + u, splits_total - 1);
+          const int e = tid + i * kThreads, r = min(e / kQuads, rows - 1), d = e % kQuads * 4;
+          v[u][i] = __ldcg(reinterpret_cast<const float4 *>(all_o + ((long long)z * kBlockM + r) * kVPad + d));
+        }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+          const int e = tid + i * kThreads, r = min(e / kQuads, rows - 1);
+          const float w = z0 + u < splits_total ? split_w[(z0 + u) * kBlockM + r] : 0.0f;
+          acc[i].x += v[u][i].x * w;
+          acc[i].y += v[u][i].y * w;
+          acc[i].z += v[u][i].z * w;
+          acc[i].w += v[u][i].w * w;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      const int e = tid + i * kThreads, r = e / kQuads, d = e % kQuads * 4;
+      if (r < rows) {
+        const int f = row0 + r, token = q_start + f / kPack, head = head0 + f % kPack;
+        write_output(a, acc[i].x, merged_m[r], merged_l[r], token, head, d);
+        write_output(a, acc[i].y, merged_m[r], merged_l[r], token, head, d + 1);
+        write_output(a, acc[i].z, merged_m[r], merged_l[r], token, head, d + 2);
+        write_output(a, acc[i].w, merged_m[r], merged_l[r], token, head, d + 3);
+      }
+    }
+  } else {
+    for (int e = tid; e < rows * kVHeadDim; e += kThreads) {
+      const int r = e / kVHeadDim, d = e % kVHeadDim;
+      float acc = 0.0f;
+      for (int z = 0; z < splits_total; ++z)
+        acc += __ldcg(all_o + ((long long)z * kBlockM + r) * kVPad + d) * split_w[z * kBlockM + r];
+      const int f = row0 + r;
+      write_output(a, acc, merged_m[r], merged_l[r], q_start + f / kPack, head0 + f % kPack, d);
+    }
+  }
+  if (tid == 0)
+    counters[tile_id] = 0u;  // ready for the next launch on this workspace
+}
+} // namespace
+
+)";
+
+  SmallVector<std::string> params = {
+      "const act_t *__restrict__ query", "const cache_t *__restrict__ k_cache",
+      "const cache_t *__restrict__ v_cache",
+      "const int *__restrict__ block_tables", "const int *__restrict__ seq_lens",
+      "const int *__restrict__ query_start_loc"};
+  if (sinks)
+    params.push_back("const float *__restrict__ sinks");
+  if (fp8) {
+    params.push_back("const float *__restrict__ k_scale");
+    params.push_back("const float *__restrict__ v_scale");
+  }
+  if (gate)
+    params.push_back("const act_t *__restrict__ gate");
+  params.push_back("act_t *__restrict__ output");
+  params.push_back("float *__restrict__ workspace");
+  params.push_back("int num_tokens");
+  params.push_back("int num_seqs");
+  params.push_back("int max_blocks_per_seq");
+  params.push_back("int num_kv_splits");
+  os << "extern \"C\" __global__ void __launch_bounds__(kThreads)\n"
+     << name << "(" << llvm::join(params, ",\n    ") << ") {\n"
+     << R"(  extern __shared__ __align__(16) unsigned char smem[];
+  if (num_seqs <= 0) return;  // malformed batch: nothing owns a row
+  // The sequence of this tile: sequence s owns the tile range starting at
+  // query_start_loc[s] * kPack / kBlockM + s (at least as many tiles as its
+  // rows need; a sequence's spare block exits). Tiles run last first: the
+  // last rows of a sequence see the most keys, and start early.
+  const int tile_index = (int)gridDim.x - 1 - (int)blockIdx.x;
+  int lo = 0, hi = num_seqs - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if ((int)((long long)query_start_loc[mid] * kPack / kBlockM) + mid <= tile_index) lo = mid;
+    else hi = mid - 1;
+  }
+  const int seq = lo;
+  const int q_start = query_start_loc[seq];
+  const int q_len = query_start_loc[seq + 1] - q_start;
+  const int row0 = (tile_index - (int)((long long)q_start * kPack / kBlockM) - seq) * kBlockM;
+  const int rows = min(kBlockM, q_len * kPack - row0);
+  if (row0 < 0 || rows <= 0) return;
+  const int kv_len = seq_lens[seq];
+  Args a;
+  a.query = query;
+  a.k_cache = k_cache;
+  a.v_cache = v_cache;
+  a.block_tables = block_tables;
+)";
+  if (sinks)
+    os << "  a.sinks = sinks;\n";
+  if (gate)
+    os << "  a.gate = gate;\n";
+  os << R"(  a.output = output;
+  a.workspace = workspace;
+  a.max_blocks_per_seq = max_blocks_per_seq;
+)";
+  if (fp8)
+    os << "  a.score_scale = " << (softcap > 0 ? "kSoftmaxScale / kSoftcap" : "kScaleLog2")
+       << " * *k_scale;\n";
+  else
+    os << "  a.score_scale = " << (softcap > 0 ? "kSoftmaxScale / kSoftcap" : "kScaleLog2")
+       << ";\n";
+  os << "  a.out_scale = " << (valueScale != 1.0 ? "kValueScale" : "1.0f")
+     << (fp8 ? " * *v_scale" : "") << ";\n";
+  os << R"(  if (rows <= 16)
+    attention_tile<1>(a, seq, q_start, q_len, kv_len, row0, rows, smem);
+  else
+    attention_tile<kWarps>(a, seq, q_start, q_len, kv_len, row0, rows, smem);
+}
+)";
+
+  ElementType activation = abiType(activationName);
+  ElementType cache = abiType(cacheName);
+  KernelAbi abi;
+  abi.name = name;
+  abi.params.push_back(pointerParam("query", activation,
+                                    abiShape(op.getQuery(), {"num_tokens"})));
+  abi.params.push_back(
+      pointerParam("k_cache", cache, abiShape(op.getKCache(), {"num_blocks"})));
+  abi.params.push_back(
+      pointerParam("v_cache", cache, abiShape(op.getVCache(), {"num_blocks"})));
+  abi.params.push_back(pointerParam(
+      "block_tables", ElementType::I32,
+      abiShape(op.getBlockTables(), {"num_seqs", "max_blocks_per_seq"})));
+  abi.params.push_back(pointerParam("seq_lens", ElementType::I32,
+                                    abiShape(op.getSeqLens(), {"num_seqs"})));
+  abi.params.push_back(pointerParam("query_start_loc", ElementType::I32,
+                                    abiShape(op.getQueryStartLoc(),
+                                             {"num_seqs_plus_one"})));
+  if (sinks)
+    abi.params.push_back(
+        pointerParam("sinks", ElementType::F32, abiShape(op.getSinks(), {})));
+  if (fp8) {
+    abi.params.push_back(pointerParam("k_scale", ElementType::F32, {}));
+    abi.params.push_back(pointerParam("v_scale", ElementType::F32, {}));
+  }
+  if (gate)
+    abi.params.push_back(pointerParam("gate", activation,
+                                      abiShape(gateOp.getGate(), {"num_tokens"})));
+  abi.params.push_back(pointerParam("output", activation,
+                                    abiShape(op.getOutput(), {"num_tokens"})));
+  abi.params.push_back(pointerParam("workspace", ElementType::F32,
+                                    {ShapeDim::constant(workspaceFloats)}));
+  abi.params.push_back(scalarParam("num_tokens", ParamKind::I32));
+  abi.params.push_back(scalarParam("num_seqs", ParamKind::I32));
+  abi.params.push_back(scalarParam("max_blocks_per_seq", ParamKind::I32));
+  abi.params.push_back(scalarParam("num_kv_splits", ParamKind::I32));
+  abi.block = {static_cast<uint32_t>(warps * 32), 1, 1};
+  abi.grid = {GridDimRule::ceilDivPlus("num_tokens", pack, blockM, "num_seqs"),
+              GridDimRule::fixed(numKvHeads * (groupSize / pack)),
+              GridDimRule::ceilDiv("num_kv_splits", 1, 1)};
+  abi.hints = {{"target_ctas", targetCtas}, {"max_kv_splits", maxSplits}};
+  abi.dynamic_shared_memory_bytes = static_cast<uint32_t>(sharedBytes);
+  return EmittedKernel{name, "attention", layerOf(function), std::move(source),
+                       std::move(abi)};
+}
 } // namespace
 
 FailureOr<std::vector<EmittedKernel>> emitCudaKernels(ModuleOp module) {

@@ -7,9 +7,10 @@
 //
 // Target. `arch` must be one of the table's rows; `num-sms` (0: the row's
 // flagship part) sets the SM count to fill. The module gets
-// `attn.target = "<arch>"`. sm_90 and sm_90a differ: warpgroup MMA (wgmma)
-// exists only on sm_90a, so an sm_90 kernel tiles like Ampere with Hopper's
-// shared memory.
+// `attn.target = "<arch>"`. The kernels use mma.sync and cp.async, which
+// every arch of the table has, so the arch decides the limits (shared
+// memory, registers), not the tile (sm_90 and sm_90a schedule alike; the
+// wgmma kernel that would tell them apart is future work).
 //
 // Preprocess (#attn.preprocess_schedule; the same on every arch, the kernel
 // is bound by memory bandwidth and 16-byte accesses are the best on all of
@@ -45,31 +46,27 @@
 // Attention (#attn.attention_schedule):
 //  - qk_dim_padded / v_dim_padded: the head dims rounded up to the MMA step
 //    16; either above 512 is rejected (the largest head dim supported).
-//  - Rows: every warp owns 16 rows (one m16 mma.sync, a quarter of an m64
-//    wgmma). block_m = 128 (two warpgroups, the tile wgmma is built for) on
-//    sm_90a, 64 (4 warps) elsewhere. num_warps = block_m / 16, doubled when
-//    the fp32 output accumulator of 16 rows, v_dim_padded / 2 registers per
-//    thread, exceeds 128 (half the 255-register ceiling; the rest holds the
-//    score tile, softmax statistics and addresses): the extra warps split
-//    the V columns. A block may not ask for more registers than the SM has
-//    (num_warps * 32 * 255 <= 65536, so at most 8 warps): block_m 128 needs
-//    v_dim_padded <= 256.
+//  - Rows: every warp owns 16 rows (one m16 mma.sync), block_m = 64 rows of
+//    4 warps. num_warps = 4, doubled when the fp32 output accumulator of 16
+//    rows, v_dim_padded / 2 registers per thread, exceeds 128 (half the
+//    255-register ceiling; the rest holds the score tile, softmax statistics
+//    and addresses): such shapes (v_dim_padded > 256) take the emitter's
+//    CUDA-core form, whose warps split the V columns.
 //  - gqa_pack: the query heads of one KV group share every K/V tile, so the
 //    rows of a tile are flattened (query token, head) pairs of gqa_pack
 //    heads: the largest divisor of Hq / Hkv that is <= block_m (equal packs,
 //    none larger than a tile).
-//  - Shared memory: the Q tile (block_m * qk_dim_padded * activation bytes)
-//    plus pipeline_stages K/V tiles (block_n * (qk_dim_padded +
-//    v_dim_padded) * cache bytes; fp8 caches are 1 byte) plus 1 KB for the
-//    pipeline barriers and buffer alignment must fit the arch's limit. The
-//    output tile reuses the Q buffer. Preference, best first: block_n 64
-//    with the arch's preferred depth down to 2 stages (3 where TMA feeds the
-//    pipeline, sm_90/sm_90a; 2 where cp.async double-buffers and a second
-//    block per SM hides the rest, sm_8x), at block_m 128 and then 64; then
-//    block_m 64 with block_n 32 and 16 at 2 stages (keeping the load of the
-//    next tile under the math of this one beats a wider tile), and last
-//    block_n 16 with 1 stage. If that smallest tile does not fit, the shape
-//    is rejected.
+//  - Shared memory (attnc/Dialect/Attn/AttentionTiling.h, shared with the
+//    emitter): the Q tile plus the larger of the K/V pipeline
+//    (pipeline_stages tiles of block_n keys; fp8 caches land raw and widen
+//    into one 16-bit tile), the warps' merge area and the split merge
+//    weights, with rows padded by 16 bytes against bank conflicts; it must
+//    fit the arch's limit. Preference: block_n 64 at 2 stages (cp.async
+//    double buffering: the next tile loads under this one's math, and at
+//    192/128 bf16 two blocks fit an SM, 112 KB each); then block_n 32 and 16
+//    at 2 stages, and last block_n 16 with 1 stage (both of those take the
+//    CUDA-core form). If that smallest tile does not fit, the shape is
+//    rejected.
 //  - Split-KV: target_ctas = 2 * SMs (two blocks per SM: one wave where two
 //    fit, and a second wave that evens out unequal splits of a varlen batch
 //    where they do not); split_kv_min_keys = 256 (4 tiles of 64 keys: enough
@@ -85,6 +82,7 @@
 // not fit in shared memory.
 //
 //===----------------------------------------------------------------------===//
+#include "attnc/Dialect/Attn/AttentionTiling.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Transforms/Passes.h"
 
@@ -120,23 +118,18 @@ struct ArchInfo {
   int64_t maxSharedBytes;
   int64_t registersPerSm;
   int64_t maxRegistersPerThread;
-  /// Warpgroup MMA (wgmma): sm_90a only, not plain sm_90.
-  bool wgmma;
-  /// K/V pipeline depth the arch's async copy wants: 3 behind TMA, 2 for
-  /// cp.async.
-  int64_t preferredStages;
 };
 
 constexpr ArchInfo kArchs[] = {
     // A100 SXM.
-    {"sm_80", 108, 163 * 1024, 65536, 255, false, 2},
+    {"sm_80", 108, 163 * 1024, 65536, 255},
     // RTX A6000 / A40.
-    {"sm_86", 84, 99 * 1024, 65536, 255, false, 2},
+    {"sm_86", 84, 99 * 1024, 65536, 255},
     // RTX 4090.
-    {"sm_89", 128, 99 * 1024, 65536, 255, false, 2},
+    {"sm_89", 128, 99 * 1024, 65536, 255},
     // H100 / H200 SXM.
-    {"sm_90", 132, 227 * 1024, 65536, 255, false, 3},
-    {"sm_90a", 132, 227 * 1024, 65536, 255, true, 3},
+    {"sm_90", 132, 227 * 1024, 65536, 255},
+    {"sm_90a", 132, 227 * 1024, 65536, 255},
 };
 
 //===----------------------------------------------------------------------===//
@@ -149,7 +142,6 @@ constexpr int64_t kMmaStep = 16;
 constexpr int64_t kRowsPerWarp = 16;
 /// Per-thread registers the output accumulator may take.
 constexpr int64_t kAccumulatorRegisters = 128;
-constexpr int64_t kSharedReserveBytes = 1024;
 constexpr int64_t kPreferredBlockN = 64;
 constexpr int64_t kSplitKvMinKeys = 256;
 constexpr int64_t kMaxKvSplits = 64;
@@ -305,40 +297,31 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
   const ArchInfo &arch = *target.arch;
   int64_t qkPadded = llvm::alignTo(qkHeadDim, kMmaStep);
   int64_t vPadded = llvm::alignTo(vHeadDim, kMmaStep);
-  int64_t queryBytes = byteSize(query.getElementType());
-  int64_t cacheBytes = byteSize(kCache.getElementType());
+  bool fp8Cache = byteSize(kCache.getElementType()) == 1;
+  int64_t targetCtas = kCtasPerSm * target.numSms;
+  int64_t maxSplits = std::min(kMaxKvSplits, targetCtas);
   auto sharedBytes = [&](const Tile &t) {
-    return t.blockM * qkPadded * queryBytes +
-           t.stages * t.blockN * (qkPadded + vPadded) * cacheBytes +
-           kSharedReserveBytes;
+    return attentionSharedBytes(qkPadded, vPadded, t.blockM, t.blockN,
+                                t.stages, maxSplits, fp8Cache);
   };
   // fp32 output accumulator of one warp's 16 rows, per thread.
   int64_t accumulatorRegisters = vPadded * kRowsPerWarp / kWarpSize;
   int64_t columnSplits =
       llvm::divideCeil(accumulatorRegisters, kAccumulatorRegisters);
-  auto numWarps = [&](int64_t blockM) {
-    return blockM / kRowsPerWarp * columnSplits;
-  };
-  auto registersFit = [&](int64_t blockM) {
-    return numWarps(blockM) * kWarpSize * arch.maxRegistersPerThread <=
-           arch.registersPerSm;
-  };
+  constexpr int64_t kBlockM = 4 * kRowsPerWarp;
+  int64_t numWarps = kBlockM / kRowsPerWarp * columnSplits;
+  if (numWarps * kWarpSize * arch.maxRegistersPerThread > arch.registersPerSm)
+    return op.emitOpError() << "cannot be specialized: v_head_dim "
+                            << vHeadDim << " needs " << numWarps
+                            << " warps of " << arch.maxRegistersPerThread
+                            << " registers, more than an SM of " << arch.name
+                            << " has";
 
-  // Candidate tiles, best first (see the file header). Every arch can run
-  // the 4-warp, 64-row tile; 128 rows are sm_90a's two warpgroups.
-  constexpr int64_t kBaseBlockM = 4 * kRowsPerWarp;
+  // Candidate tiles, best first (see the file header).
   SmallVector<Tile> candidates;
-  for (int64_t blockM : arch.wgmma ? SmallVector<int64_t>{2 * kBaseBlockM,
-                                                          kBaseBlockM}
-                                   : SmallVector<int64_t>{kBaseBlockM}) {
-    if (!registersFit(blockM))
-      continue;
-    for (int64_t stages = arch.preferredStages; stages >= 2; --stages)
-      candidates.push_back({blockM, kPreferredBlockN, stages});
-  }
-  for (int64_t blockN = kPreferredBlockN / 2; blockN >= kMmaStep; blockN /= 2)
-    candidates.push_back({kBaseBlockM, blockN, 2});
-  const Tile smallest{kBaseBlockM, kMmaStep, 1};
+  for (int64_t blockN = kPreferredBlockN; blockN >= kMmaStep; blockN /= 2)
+    candidates.push_back({kBlockM, blockN, 2});
+  const Tile smallest{kBlockM, kMmaStep, 1};
   candidates.push_back(smallest);
 
   const Tile *chosen = llvm::find_if(candidates, [&](const Tile &t) {
@@ -360,12 +343,11 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
       break;
     }
 
-  int64_t targetCtas = kCtasPerSm * target.numSms;
   auto schedule = AttentionScheduleAttr::getChecked(
       [&] { return op.emitOpError() << "chose an invalid schedule: "; },
-      op.getContext(), chosen->blockM, chosen->blockN,
-      numWarps(chosen->blockM), chosen->stages, qkPadded, vPadded, gqaPack,
-      kSplitKvMinKeys, std::min(kMaxKvSplits, targetCtas), targetCtas);
+      op.getContext(), chosen->blockM, chosen->blockN, numWarps,
+      chosen->stages, qkPadded, vPadded, gqaPack, kSplitKvMinKeys, maxSplits,
+      targetCtas);
   if (!schedule)
     return failure();
   return schedule;

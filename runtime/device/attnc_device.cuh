@@ -194,6 +194,14 @@ rms_norm_head(float (&x)[Chunks][VectorWidth], const Vec<W, VectorWidth> (&w)[Ch
 /// +infinity (NVRTC has no <math.h>, so no INFINITY macro).
 __device__ __forceinline__ float infinity() { return __int_as_float(0x7f800000); }
 
+/// 2^x by the SFU's ex2.approx (relative error about 2^-22; exp2(-inf) = 0),
+/// without exp2f's denormal handling.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 __device__ __forceinline__ float sigmoid(float x) {
   return 1.0f / (1.0f + __expf(-x));
 }
@@ -210,6 +218,83 @@ __device__ __forceinline__ void rope_cos_sin(long long position,
   double angle = static_cast<double>(position) * inv_freq;
   angle -= two_pi * rint(angle / two_pi);
   __sincosf(static_cast<float>(angle), sin_out, cos_out);
+}
+
+// ---- tensor-core tiles (mma.sync m16n8k16) and asynchronous copies ----------
+// The fragment layouts are those of the PTX ISA ("Matrix fragments for
+// mma.m16n8k16"): lane = 4 * g + t holds rows g and g + 8, columns 2t, 2t + 1
+// (and 2t + 8, 2t + 9) of each 16x16 A / 16x8 C tile.
+
+/// Two floats as one 32-bit register of two 16-bit elements (the low half
+/// first), in the MMA's input type T (__half or __nv_bfloat16).
+template <typename T> __device__ __forceinline__ unsigned pack2(float lo, float hi);
+template <> __device__ __forceinline__ unsigned pack2<__half>(float lo, float hi) {
+  const __half2 v = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<const unsigned *>(&v);
+}
+template <>
+__device__ __forceinline__ unsigned pack2<__nv_bfloat16>(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const unsigned *>(&v);
+}
+
+/// d += a * b for a 16x16 A (row), a 16x8 B (col), float accumulators; T is
+/// the input type (__half or __nv_bfloat16).
+template <typename T> struct Mma;
+template <> struct Mma<__half> {
+  static __device__ __forceinline__ void run(float (&d)[4], const unsigned (&a)[4],
+                                             unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+};
+template <> struct Mma<__nv_bfloat16> {
+  static __device__ __forceinline__ void run(float (&d)[4], const unsigned (&a)[4],
+                                             unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+};
+template <typename T>
+__device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4],
+                                          unsigned b0, unsigned b1) {
+  Mma<T>::run(d, a, b0, b1);
+}
+
+__device__ __forceinline__ unsigned shared_address(const void *p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+/// Four 8x8 16-bit matrices; lane l gives the address of row l % 8 of
+/// matrix l / 8.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void *row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(row)));
+}
+/// As ldmatrix_x4, each matrix transposed.
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void *row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(row)));
+}
+
+/// 16 bytes global -> shared without registers; when `valid` is false the
+/// destination is zero-filled and nothing is read.
+__device__ __forceinline__ void cp_async_16(void *dst, const void *src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
+               :: "r"(shared_address(dst)), "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+/// Waits until at most N of this thread's committed groups are in flight.
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
 } // namespace attnc
