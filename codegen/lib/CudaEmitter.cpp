@@ -1038,12 +1038,13 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   int64_t blockM = schedule.getBlockM(), blockN = schedule.getBlockN();
   int64_t warps = schedule.getNumWarps();
   int64_t qkPadded = schedule.getQkDimPadded(), vPadded = schedule.getVDimPadded();
+  int64_t stages = schedule.getPipelineStages();
   // The tensor-core form covers what its tiling was chosen for; anything
   // else (wide V heads, a cache in another 16-bit type) takes the reference
   // kernel.
   if (vPadded > 256 || (!fp8 && cacheName != activationName) ||
       (activationName != "bf16" && activationName != "fp16") ||
-      blockM != 16 * warps || blockN % 64 != 0 || warps != 4)
+      blockM != 32 * warps || blockN != 64 || warps != 4 || stages != 2)
     return emitReferenceAttention(function, op, gateOp);
 
   std::string name = function.getSymName().str();
@@ -1056,7 +1057,6 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   int64_t vHeadDim = vCacheType.getDimSize(3);
   int64_t groupSize = emissionInt(emission, "group_size");
   int64_t pack = schedule.getGqaPack();
-  int64_t stages = schedule.getPipelineStages();
   int64_t targetCtas = schedule.getTargetCtas();
   int64_t maxSplits = schedule.getMaxKvSplits();
   // Split partials: base tiles * splits < 2 * target_ctas whenever splits > 1
@@ -1146,31 +1146,39 @@ constexpr int kQStride = kQkPad + 8;  // elements of act_t
 constexpr int kKStride = kQkPad + 8;
 constexpr int kVStride = kVPad + 8;
 constexpr int kOStride = kVPad + 8;   // floats (merge area)
+constexpr int kKBytes = kBlockN * kKStride * 2;  // one 16-bit K / V tile
+constexpr int kVBytes = kBlockN * kVStride * 2;
 )";
   if (fp8)
-    os << R"(// fp8 tiles land raw (bytes), then widen into one act_t tile for the MMA.
+    os << R"(// fp8 tiles land raw (bytes), then widen into 16-bit tiles for the MMA.
+constexpr bool kWiden = true;
 constexpr int kKRawStride = kQkPad + 16;  // bytes
 constexpr int kVRawStride = kVPad + 16;
-constexpr int kKStageBytes = kBlockN * kKRawStride;
-constexpr int kVStageBytes = kBlockN * kVRawStride;
-constexpr int kConvertBytes = kBlockN * (kKStride + kVStride) * 2;
+constexpr int kKLandBytes = kBlockN * kKRawStride;
+constexpr int kVLandBytes = kBlockN * kVRawStride;
 )";
   else
-    os << R"(constexpr int kKStageBytes = kBlockN * kKStride * 2;
-constexpr int kVStageBytes = kBlockN * kVStride * 2;
-constexpr int kConvertBytes = 0;
+    os << R"(constexpr bool kWiden = false;
+constexpr int kKLandBytes = kKBytes;
+constexpr int kVLandBytes = kVBytes;
 )";
-  os << R"(constexpr int kQBytes = kBlockM * kQStride * 2;
-constexpr int kPipeBytes = kStages * (kKStageBytes + kVStageBytes) + kConvertBytes;
-constexpr int kMergeBytes = 4 * (kBlockM * kOStride + 5 * kBlockM);
+  os << R"(// Tiles of more than 16 rows: the Q tile, then one K and one V buffer
+// (staggered, see attention_tile), then the fp8 landing buffers.
+constexpr int kQBytes = kBlockM * kQStride * 2;
+constexpr int kStaggeredBytes = kQBytes + kKBytes + kVBytes + (kWiden ? kKLandBytes + kVLandBytes : 0);
+// Tiles of at most 16 rows: a 16-row Q tile, then kStages K/V tiles as landed,
+// then the widened pair.
+constexpr int kDecodeQBytes = 16 * kQStride * 2;
+constexpr int kRingBytes = kDecodeQBytes + kStages * (kKLandBytes + kVLandBytes) + (kWiden ? kKBytes + kVBytes : 0);
+// After the key loop everything above is reused: the warps' merge area, or
+// the split merge's statistics.
+constexpr int kMergeBytes = 4 * kBlockM * (kOStride + 5);
 constexpr int kSplitBytes = 4 * (2 * kMaxSplits * kBlockM + 2 * kBlockM);
-constexpr int kUnionBytes = (kPipeBytes > kMergeBytes ? kPipeBytes : kMergeBytes) > kSplitBytes
-                                ? (kPipeBytes > kMergeBytes ? kPipeBytes : kMergeBytes)
-                                : kSplitBytes;
-constexpr int kQOffset = 0;
-constexpr int kUnionOffset = kQBytes;
-constexpr int kSlotOffset = kUnionOffset + (kUnionBytes + 15) / 16 * 16;
-constexpr int kSharedBytes = kSlotOffset + kStages * kBlockN * 4 + 16;
+constexpr int kLoopBytes = kStaggeredBytes > kRingBytes ? kStaggeredBytes : kRingBytes;
+constexpr int kAfterBytes = kMergeBytes > kSplitBytes ? kMergeBytes : kSplitBytes;
+constexpr int kFrontBytes = kLoopBytes > kAfterBytes ? kLoopBytes : kAfterBytes;
+constexpr int kSlotOffset = (kFrontBytes + 15) / 16 * 16;
+constexpr int kSharedBytes = kSlotOffset + 2 * kBlockN * 4 + 16;
 static_assert(kSharedBytes == )" << sharedBytes << R"(, "the launch's dynamic shared memory");
 // 16-byte chunks of one row, where the row is a whole number of them.
 constexpr bool kQVector = (kQkHeadDim * 2) % 16 == 0;
@@ -1242,31 +1250,35 @@ __device__ __forceinline__ void copy_rows(const cache_t *cache, int kv_head, con
   }
 }
 
-/// Issues the copies of one K/V tile (keys whose slot is -1 are zero-filled).
-__device__ __forceinline__ void load_kv_tile(const Args &a, int kv_head, const int *slots,
-                                             unsigned char *k_dst, unsigned char *v_dst) {
-  constexpr int kKRowBytes = )"
+/// Issue the copies of one K (V) tile into rows of its landing layout (keys
+/// whose slot is -1 are zero-filled).
+__device__ __forceinline__ void load_k_tile(const Args &a, int kv_head, const int *slots,
+                                            unsigned char *dst) {
+  constexpr int kRowBytes = )"
      << (fp8 ? "kKRawStride" : "kKStride * 2") << R"(;
-  constexpr int kVRowBytes = )"
-     << (fp8 ? "kVRawStride" : "kVStride * 2") << R"(;
   if constexpr (kKVector) {
-    copy_rows<kQkHeadDim, kKRowBytes>(a.k_cache, kv_head, slots, k_dst);
+    copy_rows<kQkHeadDim, kRowBytes>(a.k_cache, kv_head, slots, dst);
   } else {
     for (int c = threadIdx.x; c < kBlockN * kQkHeadDim; c += kThreads) {
       const int key = c / kQkHeadDim, col = c % kQkHeadDim;
       const int slot = slots[key];
-      reinterpret_cast<cache_t *>(k_dst + key * kKRowBytes)[col] =
+      reinterpret_cast<cache_t *>(dst + key * kRowBytes)[col] =
           slot >= 0 ? a.k_cache[((long long)slot * kNumKvHeads + kv_head) * kQkHeadDim + col]
                     : attnc::from_float<cache_t>(0.0f);
     }
   }
+}
+__device__ __forceinline__ void load_v_tile(const Args &a, int kv_head, const int *slots,
+                                            unsigned char *dst) {
+  constexpr int kRowBytes = )"
+     << (fp8 ? "kVRawStride" : "kVStride * 2") << R"(;
   if constexpr (kVVector) {
-    copy_rows<kVHeadDim, kVRowBytes>(a.v_cache, kv_head, slots, v_dst);
+    copy_rows<kVHeadDim, kRowBytes>(a.v_cache, kv_head, slots, dst);
   } else {
     for (int c = threadIdx.x; c < kBlockN * kVHeadDim; c += kThreads) {
       const int key = c / kVHeadDim, col = c % kVHeadDim;
       const int slot = slots[key];
-      reinterpret_cast<cache_t *>(v_dst + key * kVRowBytes)[col] =
+      reinterpret_cast<cache_t *>(dst + key * kRowBytes)[col] =
           slot >= 0 ? a.v_cache[((long long)slot * kNumKvHeads + kv_head) * kVHeadDim + col]
                     : attnc::from_float<cache_t>(0.0f);
     }
@@ -1325,26 +1337,177 @@ __device__ __forceinline__ void write_output(const Args &a, float acc, float m, 
   os << R"(  a.output[out] = attnc::from_float<act_t>(result);
 }
 
+/// S += Q K^T for the warp's MT x 16 rows and kNPerWarp keys of the K tile
+/// k_t (rows of kKStride), Q from registers (qf) or shared memory (q_s).
+template <int MT, int kNPerWarp, bool kQInRegisters, int kQf>
+__device__ __forceinline__ void scores(float (&s)[MT][kNPerWarp / 8][4], const unsigned (&qf)[kQf][4],
+                                       const act_t *q_s, const act_t *k_t, int q_row0, int key0) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int n = 0; n < kNPerWarp / 8; ++n)
+      s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.0f;
+#pragma unroll
+  for (int ks = 0; ks < kQkPad / 16; ++ks) {
+    unsigned qa[MT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      if constexpr (kQInRegisters) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) qa[mt][j] = qf[ks][j];
+      } else {
+        attnc::ldmatrix_x4(qa[mt], q_s + (q_row0 + mt * 16 + lane % 8 + (lane / 8) % 2 * 8) * kQStride + ks * 16 + lane / 16 * 8);
+      }
+    }
+#pragma unroll
+    for (int np = 0; np < kNPerWarp / 16; ++np) {
+      unsigned kb[4];
+      attnc::ldmatrix_x4(kb, k_t + (key0 + np * 16 + lane % 8 + lane / 16 * 8) * kKStride + ks * 16 + (lane / 8) % 2 * 8);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        attnc::mma_16816<act_t>(s[mt][2 * np], qa[mt], kb[0], kb[1]);
+        attnc::mma_16816<act_t>(s[mt][2 * np + 1], qa[mt], kb[2], kb[3]);
+      }
+    }
+  }
+}
+
+/// O += P V for the warp's rows; the score accumulators are P's A fragments.
+template <int MT, int kNPerWarp>
+__device__ __forceinline__ void accumulate(float (&o)[MT][kVPad / 8][4], const float (&s)[MT][kNPerWarp / 8][4],
+                                           const act_t *v_t, int key0) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int kk = 0; kk < kNPerWarp / 16; ++kk) {
+    unsigned pa[MT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      pa[mt][0] = attnc::pack2<act_t>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+      pa[mt][1] = attnc::pack2<act_t>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+      pa[mt][2] = attnc::pack2<act_t>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+      pa[mt][3] = attnc::pack2<act_t>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+    }
+#pragma unroll
+    for (int dp = 0; dp < kVPad / 16; ++dp) {
+      unsigned vb[4];
+      attnc::ldmatrix_x4_trans(vb, v_t + (key0 + kk * 16 + lane % 8 + (lane / 8) % 2 * 8) * kVStride + dp * 16 + lane / 16 * 8);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        attnc::mma_16816<act_t>(o[mt][2 * dp], pa[mt], vb[0], vb[1]);
+        attnc::mma_16816<act_t>(o[mt][2 * dp + 1], pa[mt], vb[2], vb[3]);
+      }
+    }
+  }
+}
+
+/// Masks and exponentiates one tile's scores (online softmax): on return s
+/// holds P, m the running max (in the scores' units) and l the thread's
+/// partial sums; O is rescaled when some row of the warp got a new max.
+template <int MT, int kNTiles>
+__device__ __forceinline__ void softmax_step(float (&s)[MT][kNTiles][4], float (&m)[MT][2], float (&l)[MT][2],
+                                             float (&o)[MT][kVPad / 8][4], const Args &a,
+                                             const int (&row_begin)[MT][2], const int (&row_end)[MT][2],
+                                             bool masked, int key0) {
+  const int t = threadIdx.x % 4;
+)";
+  if (softcap > 0)
+    os << R"(  // Soft-capped scores are put in log2 units first (tanh does not commute
+  // with the scale), so the exponent's scale is 1.
+  const float scale = 1.0f;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int n = 0; n < kNTiles; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        s[mt][n][e] = kSoftcap * tanhf(s[mt][n][e] * a.score_scale) * 1.4426950408889634f;
+)";
+  else
+    os << R"(  // The scores stay raw: the softmax scale (log2 units) folds into the
+  // exponent's multiply-add.
+  const float scale = a.score_scale;
+)";
+  os << R"(  if (masked) {  // keys outside a row's range are -inf
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = key0 + n * 8 + 2 * t + (e & 1);
+          if (key < row_begin[mt][e / 2] || key >= row_end[mt][e / 2]) s[mt][n][e] = -attnc::infinity();
+        }
+  }
+  float correction[MT][2];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      float mx = -attnc::infinity();
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) mx = fmaxf(mx, fmaxf(s[mt][n][2 * i], s[mt][n][2 * i + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float m_new = fmaxf(m[mt][i], mx);
+      const float m_scaled = m_new == -attnc::infinity() ? 0.0f : m_new * scale;
+      correction[mt][i] = attnc::fast_exp2(m[mt][i] * scale - m_scaled);
+      m[mt][i] = m_new;
+      float sum = 0.0f;
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) {
+        s[mt][n][2 * i] = attnc::fast_exp2(fmaf(s[mt][n][2 * i], scale, -m_scaled));
+        s[mt][n][2 * i + 1] = attnc::fast_exp2(fmaf(s[mt][n][2 * i + 1], scale, -m_scaled));
+        sum += s[mt][n][2 * i] + s[mt][n][2 * i + 1];
+      }
+      l[mt][i] = l[mt][i] * correction[mt][i] + sum;
+    }
+  // After the first tiles of a row most tiles leave its max unchanged.
+  bool rescale = false;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) rescale |= correction[mt][0] != 1.0f || correction[mt][1] != 1.0f;
+  if (__any_sync(0xffffffffu, rescale)) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int d = 0; d < kVPad / 8; ++d) {
+        o[mt][d][0] *= correction[mt][0];
+        o[mt][d][1] *= correction[mt][0];
+        o[mt][d][2] *= correction[mt][1];
+        o[mt][d][3] *= correction[mt][1];
+      }
+  }
+}
+
 /// One tile of `rows` query rows (flattened (token, head) rows row0.. of the
-/// sequence), WM warps along the rows and kWarps / WM along the keys.
-template <int WM>
+/// sequence): WM warps along the rows with MT m16 tiles each, kWarps / WM
+/// warps along the keys of every K/V tile.
+///  - WM = 1 (at most 16 rows, decode): each warp takes a quarter of every
+///    K/V tile; whole K/V tiles are double-buffered (kStages), the next
+///    one loading while this one is used.
+///  - WM = kWarps, MT = 2 (up to kBlockM rows): one K and one V buffer,
+///    staggered as in FlashAttention-2: V_j loads while S_j = Q K_j^T and
+///    its softmax run, K_{j+1} while O += P_j V_j runs.
+template <int WM, int MT>
 __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_start, int q_len,
                                                int kv_len, int row0, int rows,
                                                unsigned char *smem) {
   constexpr int WN = kWarps / WM;
-  constexpr int kTileRows = 16 * WM;
+  constexpr int kTileRows = 16 * MT * WM;
   constexpr int kNPerWarp = kBlockN / WN;
   constexpr int kNTiles = kNPerWarp / 8;
+  constexpr bool kStaggered = WM > 1;
+  static_assert(kTileRows <= kBlockM, "tile rows");
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int wm = warp % WM, wn = warp / WM;
-  const int g = lane / 4, t = lane % 4;
+  const int g = lane / 4;
   const int kv_head = blockIdx.y / kPacksPerGroup;
   const int head0 = kv_head * kGroupSize + blockIdx.y % kPacksPerGroup * kPack;
   const int first_pos = kv_len - q_len;  // the queries are the last q_len positions
 
-  act_t *q_s = reinterpret_cast<act_t *>(smem + kQOffset);
-  unsigned char *pipe = smem + kUnionOffset;
-  int *slot_s = reinterpret_cast<int *>(smem + kSlotOffset);
+  act_t *q_s = reinterpret_cast<act_t *>(smem);
+  unsigned char *kv = smem + (kStaggered ? kQBytes : kDecodeQBytes);
+  int *slot_s = reinterpret_cast<int *>(smem + kSlotOffset);  // [2][kBlockN]
 
   // Padded q/k head-dim columns must be 0 (they enter every dot product);
   // rows past `rows` and V's padding only reach output rows and columns
@@ -1355,7 +1518,7 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
     __syncthreads();
   }
 
-  // Q rows of this tile (their own cp.async group).
+  // Q rows of this tile (committed with the first K/V copies).
   if constexpr (kQVector) {
     constexpr int kChunks = kQkHeadDim >= 8 ? kQkHeadDim / 8 : 1;
     for (int c = tid; c < rows * kChunks; c += kThreads) {
@@ -1387,179 +1550,131 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
   const int my_first = tile_first + int(blockIdx.z) * per_split;
   const int my_tiles = max(0, min(tiles - int(blockIdx.z) * per_split, per_split));
 
-  // The two rows this thread holds in the MMA layout, and their key ranges.
-  int row_begin[2], row_end[2];
+  // The rows this thread holds in the MMA layout, and their key ranges.
+  const int q_row0 = wm * 16 * MT;
+  int row_begin[MT][2], row_end[MT][2];
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int r = wm * 16 + g + 8 * i;
-    const int pos = first_pos + (row0 + r) / kPack;
-    row_begin[i] = r < rows ? row_key_begin(pos, kv_len) : 0;
-    row_end[i] = r < rows ? row_key_end(pos, kv_len) : 0;
-  }
-
-  attnc::cp_async_commit();  // the Q group
-  const int *table = a.block_tables + (long long)seq * a.max_blocks_per_seq;
-  if (tid < kBlockN) {
-#pragma unroll
-    for (int s = 0; s < kStages; ++s)
-      slot_s[s * kBlockN + tid] =
-          s < my_tiles ? key_slot(table, (my_first + s) * kBlockN + tid, kv_len) : -1;
-  }
-  __syncthreads();
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < my_tiles)
-      load_kv_tile(a, kv_head, slot_s + s * kBlockN, pipe + s * (kKStageBytes + kVStageBytes),
-                   pipe + s * (kKStageBytes + kVStageBytes) + kKStageBytes);
-    attnc::cp_async_commit();
-  }
-
-  // The warp's Q rows as A fragments, held for the whole key loop.
-  attnc::cp_async_wait<kStages - 1>();
-  __syncthreads();
-  unsigned qf[kQkPad / 16][4];
-#pragma unroll
-  for (int ks = 0; ks < kQkPad / 16; ++ks)
-    attnc::ldmatrix_x4(qf[ks], q_s + (wm * 16 + lane % 8 + (lane / 8) % 2 * 8) * kQStride + ks * 16 + lane / 16 * 8);
-
-  float o[kVPad / 8][4];
-#pragma unroll
-  for (int d = 0; d < kVPad / 8; ++d)
-    o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
-  float m[2] = {-attnc::infinity(), -attnc::infinity()}, l[2] = {0.0f, 0.0f};
-
-  for (int it = 0; it < my_tiles; ++it) {
-    attnc::cp_async_wait<kStages - 2>();
-    __syncthreads();
-    {
-      const int next = it + kStages - 1;
-      if (next < my_tiles) {
-        unsigned char *stage = pipe + next % kStages * (kKStageBytes + kVStageBytes);
-        load_kv_tile(a, kv_head, slot_s + next % kStages * kBlockN, stage, stage + kKStageBytes);
-      }
-      attnc::cp_async_commit();
-      if (tid < kBlockN)
-        slot_s[it % kStages * kBlockN + tid] =
-            it + kStages < my_tiles ? key_slot(table, (my_first + it + kStages) * kBlockN + tid, kv_len) : -1;
-    }
-    unsigned char *stage = pipe + it % kStages * (kKStageBytes + kVStageBytes);
-)";
-  if (fp8)
-    os << R"(    act_t *k_t = reinterpret_cast<act_t *>(pipe + kStages * (kKStageBytes + kVStageBytes));
-    act_t *v_t = k_t + kBlockN * kKStride;
-    widen_tile(stage, kKRawStride, k_t, kKStride, kQkPad);
-    widen_tile(stage + kKStageBytes, kVRawStride, v_t, kVStride, kVPad);
-    __syncthreads();
-)";
-  else
-    os << R"(    const act_t *k_t = reinterpret_cast<const act_t *>(stage);
-    const act_t *v_t = reinterpret_cast<const act_t *>(stage + kKStageBytes);
-)";
-  os << R"(
-    // S = Q K^T for this warp's 16 rows and kNPerWarp keys.
-    float s[kNTiles][4];
-#pragma unroll
-    for (int n = 0; n < kNTiles; ++n)
-      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-#pragma unroll
-    for (int ks = 0; ks < kQkPad / 16; ++ks) {
-#pragma unroll
-      for (int np = 0; np < kNTiles / 2; ++np) {
-        unsigned kb[4];
-        attnc::ldmatrix_x4(kb, k_t + (wn * kNPerWarp + np * 16 + lane % 8 + lane / 16 * 8) * kKStride + ks * 16 + (lane / 8) % 2 * 8);
-        attnc::mma_16816<act_t>(s[2 * np], qf[ks], kb[0], kb[1]);
-        attnc::mma_16816<act_t>(s[2 * np + 1], qf[ks], kb[2], kb[3]);
-      }
-    }
-
-    // Keys outside a row's range are -inf.)";
-  if (softcap > 0)
-    os << R"( Soft-capped scores are put in log2
-    // units here (tanh does not commute with the scale), so the exponent's
-    // scale below is 1.
-    constexpr bool kScoresInLog2 = true;)";
-  else
-    os << R"( The scores stay raw: the softmax scale
-    // (log2 units) folds into the exponent's multiply-add below.
-    constexpr bool kScoresInLog2 = false;)";
-  os << R"(
-    const float scale = kScoresInLog2 ? 1.0f : a.score_scale;
-    const int tile_key = (my_first + it) * kBlockN;
-    const bool masked = tile_key < full_begin || tile_key + kBlockN > full_end;
-    const int key0 = tile_key + wn * kNPerWarp + 2 * t;
-#pragma unroll
-    for (int n = 0; n < kNTiles; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-)";
-  if (softcap > 0)
-    os << "        float x = kSoftcap * tanhf(s[n][e] * a.score_scale) * "
-          "1.4426950408889634f;\n";
-  else
-    os << "        float x = s[n][e];\n";
-  os << R"(        if (masked) {
-          const int key = key0 + n * 8 + (e & 1);
-          if (key < row_begin[e / 2] || key >= row_end[e / 2]) x = -attnc::infinity();
-        }
-        s[n][e] = x;
-      }
-
-    // Online softmax for the thread's two rows (4 lanes share a row); m is
-    // in the scores' units, m * scale in log2 units.
-    float correction[2];
+  for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      float mx = -attnc::infinity();
-#pragma unroll
-      for (int n = 0; n < kNTiles; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(m[i], mx);
-      const float m_scaled = m_new == -attnc::infinity() ? 0.0f : m_new * scale;
-      correction[i] = attnc::fast_exp2(m[i] * scale - m_scaled);
-      m[i] = m_new;
-      float sum = 0.0f;
-#pragma unroll
-      for (int n = 0; n < kNTiles; ++n) {
-        s[n][2 * i] = attnc::fast_exp2(fmaf(s[n][2 * i], scale, -m_scaled));
-        s[n][2 * i + 1] = attnc::fast_exp2(fmaf(s[n][2 * i + 1], scale, -m_scaled));
-        sum += s[n][2 * i] + s[n][2 * i + 1];
-      }
-      l[i] = l[i] * correction[i] + sum;
-    }
-    // The output is rescaled only when some row of the warp got a new max
-    // (after the first tiles of a row, most tiles leave it unchanged).
-    if (__any_sync(0xffffffffu, correction[0] != 1.0f || correction[1] != 1.0f)) {
-#pragma unroll
-      for (int d = 0; d < kVPad / 8; ++d) {
-        o[d][0] *= correction[0];
-        o[d][1] *= correction[0];
-        o[d][2] *= correction[1];
-        o[d][3] *= correction[1];
-      }
+      const int r = q_row0 + mt * 16 + g + 8 * i;
+      const int pos = first_pos + (row0 + r) / kPack;
+      row_begin[mt][i] = r < rows ? row_key_begin(pos, kv_len) : 0;
+      row_end[mt][i] = r < rows ? row_key_end(pos, kv_len) : 0;
     }
 
-    // O += P V: the score accumulators are the A fragments of P.
+  float o[MT][kVPad / 8][4];
 #pragma unroll
-    for (int kk = 0; kk < kNTiles / 2; ++kk) {
-      unsigned pa[4];
-      pa[0] = attnc::pack2<act_t>(s[2 * kk][0], s[2 * kk][1]);
-      pa[1] = attnc::pack2<act_t>(s[2 * kk][2], s[2 * kk][3]);
-      pa[2] = attnc::pack2<act_t>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      pa[3] = attnc::pack2<act_t>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+  for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int dp = 0; dp < kVPad / 16; ++dp) {
-        unsigned vb[4];
-        attnc::ldmatrix_x4_trans(vb, v_t + (wn * kNPerWarp + kk * 16 + lane % 8 + (lane / 8) % 2 * 8) * kVStride + dp * 16 + lane / 16 * 8);
-        attnc::mma_16816<act_t>(o[2 * dp], pa, vb[0], vb[1]);
-        attnc::mma_16816<act_t>(o[2 * dp + 1], pa, vb[2], vb[3]);
+    for (int d = 0; d < kVPad / 8; ++d)
+      o[mt][d][0] = o[mt][d][1] = o[mt][d][2] = o[mt][d][3] = 0.0f;
+  float m[MT][2], l[MT][2];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+    m[mt][0] = m[mt][1] = -attnc::infinity(), l[mt][0] = l[mt][1] = 0.0f;
+  const int key0 = wn * kNPerWarp;  // this warp's keys within a tile
+  const int *table = a.block_tables + (long long)seq * a.max_blocks_per_seq;
+  float s[MT][kNTiles][4];
+
+  if constexpr (kStaggered) {
+    act_t *k_t = reinterpret_cast<act_t *>(kv);
+    act_t *v_t = reinterpret_cast<act_t *>(kv + kKBytes);
+    unsigned char *k_land = kWiden ? kv + kKBytes + kVBytes : kv;
+    unsigned char *v_land = kWiden ? k_land + kKLandBytes : kv + kKBytes;
+    const unsigned qf[1][4] = {{0u, 0u, 0u, 0u}};  // Q stays in shared memory
+    if (tid < kBlockN)
+      slot_s[tid] = my_tiles > 0 ? key_slot(table, my_first * kBlockN + tid, kv_len) : -1;
+    __syncthreads();
+    if (my_tiles > 0)
+      load_k_tile(a, kv_head, slot_s, k_land);
+    attnc::cp_async_commit();
+    for (int it = 0; it < my_tiles; ++it) {
+      const int *slots = slot_s + it % 2 * kBlockN;
+      attnc::cp_async_wait<0>();
+      __syncthreads();  // K_it (and Q) landed; every warp is done with V_{it-1}
+      load_v_tile(a, kv_head, slots, v_land);
+      attnc::cp_async_commit();
+      if (tid < kBlockN)
+        slot_s[(it + 1) % 2 * kBlockN + tid] =
+            it + 1 < my_tiles ? key_slot(table, (my_first + it + 1) * kBlockN + tid, kv_len) : -1;
+)" << (fp8 ? R"(      widen_tile(k_land, kKRawStride, k_t, kKStride, kQkPad);
+      __syncthreads();
+)" : "") << R"(      const int tile_key = (my_first + it) * kBlockN;
+      scores<MT, kNPerWarp, false, 1>(s, qf, q_s, k_t, q_row0, key0);
+      softmax_step<MT, kNTiles>(s, m, l, o, a, row_begin, row_end,
+                                tile_key < full_begin || tile_key + kBlockN > full_end, tile_key + key0);
+      attnc::cp_async_wait<0>();
+      __syncthreads();  // V_it landed; every warp is done with K_it
+      if (it + 1 < my_tiles)
+        load_k_tile(a, kv_head, slot_s + (it + 1) % 2 * kBlockN, k_land);
+      attnc::cp_async_commit();
+)" << (fp8 ? R"(      widen_tile(v_land, kVRawStride, v_t, kVStride, kVPad);
+      __syncthreads();
+)" : "") << R"(      accumulate<MT, kNPerWarp>(o, s, v_t, key0);
+    }
+  } else {
+    if (tid < kBlockN) {
+#pragma unroll
+      for (int st = 0; st < kStages; ++st)
+        slot_s[st * kBlockN + tid] =
+            st < my_tiles ? key_slot(table, (my_first + st) * kBlockN + tid, kv_len) : -1;
+    }
+    __syncthreads();
+    attnc::cp_async_commit();  // the Q group
+#pragma unroll
+    for (int st = 0; st < kStages - 1; ++st) {
+      if (st < my_tiles) {
+        unsigned char *stage = kv + st * (kKLandBytes + kVLandBytes);
+        load_k_tile(a, kv_head, slot_s + st * kBlockN, stage);
+        load_v_tile(a, kv_head, slot_s + st * kBlockN, stage + kKLandBytes);
       }
+      attnc::cp_async_commit();
+    }
+    // The warp's Q rows as A fragments, held for the whole key loop.
+    attnc::cp_async_wait<kStages - 1>();
+    __syncthreads();
+    unsigned qf[kQkPad / 16][4];
+#pragma unroll
+    for (int ks = 0; ks < kQkPad / 16; ++ks)
+      attnc::ldmatrix_x4(qf[ks], q_s + (lane % 8 + (lane / 8) % 2 * 8) * kQStride + ks * 16 + lane / 16 * 8);
+    for (int it = 0; it < my_tiles; ++it) {
+      attnc::cp_async_wait<kStages - 2>();
+      __syncthreads();  // tile it landed; every warp is done with tile it - 1
+      {
+        const int next = it + kStages - 1;
+        if (next < my_tiles) {
+          unsigned char *stage = kv + next % kStages * (kKLandBytes + kVLandBytes);
+          load_k_tile(a, kv_head, slot_s + next % kStages * kBlockN, stage);
+          load_v_tile(a, kv_head, slot_s + next % kStages * kBlockN, stage + kKLandBytes);
+        }
+        attnc::cp_async_commit();
+        if (tid < kBlockN)
+          slot_s[it % kStages * kBlockN + tid] =
+              it + kStages < my_tiles ? key_slot(table, (my_first + it + kStages) * kBlockN + tid, kv_len) : -1;
+      }
+      unsigned char *stage = kv + it % kStages * (kKLandBytes + kVLandBytes);
+      const act_t *k_t = reinterpret_cast<const act_t *>(stage);
+      const act_t *v_t = reinterpret_cast<const act_t *>(stage + kKLandBytes);
+)" << (fp8 ? R"(      act_t *k_w = reinterpret_cast<act_t *>(kv + kStages * (kKLandBytes + kVLandBytes));
+      act_t *v_w = k_w + kBlockN * kKStride;
+      widen_tile(stage, kKRawStride, k_w, kKStride, kQkPad);
+      widen_tile(stage + kKLandBytes, kVRawStride, v_w, kVStride, kVPad);
+      __syncthreads();
+      k_t = k_w;
+      v_t = v_w;
+)" : "") << R"(      const int tile_key = (my_first + it) * kBlockN;
+      scores<MT, kNPerWarp, true, kQkPad / 16>(s, qf, q_s, k_t, 0, key0);
+      softmax_step<MT, kNTiles>(s, m, l, o, a, row_begin, row_end,
+                                tile_key < full_begin || tile_key + kBlockN > full_end, tile_key + key0);
+      accumulate<MT, kNPerWarp>(o, s, v_t, key0);
     }
   }
   attnc::cp_async_wait<0>();
-  __syncthreads();  // the pipeline buffers become the merge area
+  __syncthreads();  // Q and the K/V buffers become the merge area
 
   // The warps' states: o_s [WN][kTileRows][kOStride], then m, l per (WN, row).
+  unsigned char *pipe = smem;
   float *o_s = reinterpret_cast<float *>(pipe);
   float *m_s = o_s + kBlockM * kOStride;
   float *l_s = m_s + kBlockM;
@@ -1567,21 +1682,25 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
   float *row_m = w_s + kBlockM;     // [kTileRows]
   float *row_l = row_m + kBlockM;
   const float m_scale = )" << (softcap > 0 ? "1.0f" : "a.score_scale") << R"(;  // m to log2 units
+  const int t = lane % 4;
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    m[i] *= m_scale;
-    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
-    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
-    const int r = wm * 16 + g + 8 * i;
+  for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int d = 0; d < kVPad / 8; ++d)
-      *reinterpret_cast<float2 *>(o_s + (wn * kTileRows + r) * kOStride + d * 8 + 2 * t) =
-          make_float2(o[d][2 * i], o[d][2 * i + 1]);
-    if (t == 0) {
-      m_s[wn * kTileRows + r] = m[i];
-      l_s[wn * kTileRows + r] = l[i];
+    for (int i = 0; i < 2; ++i) {
+      const float mi = m[mt][i] * m_scale;
+      float li = l[mt][i];
+      li += __shfl_xor_sync(0xffffffffu, li, 1);
+      li += __shfl_xor_sync(0xffffffffu, li, 2);
+      const int r = q_row0 + mt * 16 + g + 8 * i;
+#pragma unroll
+      for (int d = 0; d < kVPad / 8; ++d)
+        *reinterpret_cast<float2 *>(o_s + (wn * kTileRows + r) * kOStride + d * 8 + 2 * t) =
+            make_float2(o[mt][d][2 * i], o[mt][d][2 * i + 1]);
+      if (t == 0) {
+        m_s[wn * kTileRows + r] = mi;
+        l_s[wn * kTileRows + r] = li;
+      }
     }
-  }
   __syncthreads();
   for (int r = tid; r < kTileRows; r += kThreads) {
     float mm = -attnc::infinity();
@@ -1685,44 +1804,48 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
   const float *all_o = a.workspace + (long long)tile_id * splits_total * kBlockM * kVPad;
   if constexpr (kVHeadDim % 4 == 0) {
     constexpr int kQuads = kVHeadDim >= 4 ? kVHeadDim / 4 : 1;  // (checked even when discarded)
-    constexpr int kItems = (kTileRows * kQuads + kThreads - 1) / kThreads;
-    // Splits per round: 16 float4 loads in flight per thread.
-    constexpr int kUnroll = kItems >= 16 ? 1 : 16 / kItems;
-    float4 acc[kItems];
+    // Items (4 outputs each) per pass: at most 8, so that the accumulators
+    // and the loads in flight fit in registers; 16 float4 loads in flight.
+    constexpr int kAllItems = (kTileRows * kQuads + kThreads - 1) / kThreads;
+    constexpr int kItems = kAllItems < 8 ? kAllItems : 8;
+    constexpr int kUnroll = 16 / kItems;
+    for (int pass = 0; pass < kAllItems; pass += kItems) {
+      float4 acc[kItems];
 #pragma unroll
-    for (int i = 0; i < kItems; ++i) acc[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int z0 = 0; z0 < splits_total; z0 += kUnroll) {
-      float4 v[kUnroll][kItems];
+      for (int i = 0; i < kItems; ++i) acc[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      for (int z0 = 0; z0 < splits_total; z0 += kUnroll) {
+        float4 v[kUnroll][kItems];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u)
+        for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
-        for (int i = 0; i < kItems; ++i) {
-          // Past the last split or row: a valid address, weight 0 below.
-          const int z = min(z0 + u, splits_total - 1);
-          const int e = tid + i * kThreads, r = min(e / kQuads, rows - 1), d = e % kQuads * 4;
-          v[u][i] = __ldcg(reinterpret_cast<const float4 *>(all_o + ((long long)z * kBlockM + r) * kVPad + d));
+          for (int i = 0; i < kItems; ++i) {
+            // Past the last split or row: a valid address, weight 0 below.
+            const int z = min(z0 + u, splits_total - 1);
+            const int e = tid + (pass + i) * kThreads, r = min(e / kQuads, rows - 1), d = e % kQuads * 4;
+            v[u][i] = __ldcg(reinterpret_cast<const float4 *>(all_o + ((long long)z * kBlockM + r) * kVPad + d));
+          }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+          for (int i = 0; i < kItems; ++i) {
+            const int e = tid + (pass + i) * kThreads, r = min(e / kQuads, rows - 1);
+            const float w = z0 + u < splits_total ? split_w[(z0 + u) * kBlockM + r] : 0.0f;
+            acc[i].x += v[u][i].x * w;
+            acc[i].y += v[u][i].y * w;
+            acc[i].z += v[u][i].z * w;
+            acc[i].w += v[u][i].w * w;
+          }
+      }
+#pragma unroll
+      for (int i = 0; i < kItems; ++i) {
+        const int e = tid + (pass + i) * kThreads, r = e / kQuads, d = e % kQuads * 4;
+        if (pass + i < kAllItems && r < rows) {
+          const int f = row0 + r, token = q_start + f / kPack, head = head0 + f % kPack;
+          write_output(a, acc[i].x, merged_m[r], merged_l[r], token, head, d);
+          write_output(a, acc[i].y, merged_m[r], merged_l[r], token, head, d + 1);
+          write_output(a, acc[i].z, merged_m[r], merged_l[r], token, head, d + 2);
+          write_output(a, acc[i].w, merged_m[r], merged_l[r], token, head, d + 3);
         }
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) {
-          const int e = tid + i * kThreads, r = min(e / kQuads, rows - 1);
-          const float w = z0 + u < splits_total ? split_w[(z0 + u) * kBlockM + r] : 0.0f;
-          acc[i].x += v[u][i].x * w;
-          acc[i].y += v[u][i].y * w;
-          acc[i].z += v[u][i].z * w;
-          acc[i].w += v[u][i].w * w;
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < kItems; ++i) {
-      const int e = tid + i * kThreads, r = e / kQuads, d = e % kQuads * 4;
-      if (r < rows) {
-        const int f = row0 + r, token = q_start + f / kPack, head = head0 + f % kPack;
-        write_output(a, acc[i].x, merged_m[r], merged_l[r], token, head, d);
-        write_output(a, acc[i].y, merged_m[r], merged_l[r], token, head, d + 1);
-        write_output(a, acc[i].z, merged_m[r], merged_l[r], token, head, d + 2);
-        write_output(a, acc[i].w, merged_m[r], merged_l[r], token, head, d + 3);
       }
     }
   } else {
@@ -1806,9 +1929,9 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
   os << "  a.out_scale = " << (valueScale != 1.0 ? "kValueScale" : "1.0f")
      << (fp8 ? " * *v_scale" : "") << ";\n";
   os << R"(  if (rows <= 16)
-    attention_tile<1>(a, seq, q_start, q_len, kv_len, row0, rows, smem);
+    attention_tile<1, 1>(a, seq, q_start, q_len, kv_len, row0, rows, smem);
   else
-    attention_tile<kWarps>(a, seq, q_start, q_len, kv_len, row0, rows, smem);
+    attention_tile<kWarps, 2>(a, seq, q_start, q_len, kv_len, row0, rows, smem);
 }
 )";
 

@@ -46,9 +46,12 @@
 // Attention (#attn.attention_schedule):
 //  - qk_dim_padded / v_dim_padded: the head dims rounded up to the MMA step
 //    16; either above 512 is rejected (the largest head dim supported).
-//  - Rows: every warp owns 16 rows (one m16 mma.sync), block_m = 64 rows of
-//    4 warps. num_warps = 4, doubled when the fp32 output accumulator of 16
-//    rows, v_dim_padded / 2 registers per thread, exceeds 128 (half the
+//  - Rows: block_m = 128 rows of 4 warps, two m16 mma.sync tiles per warp
+//    (each K/V fragment read from shared memory feeds two MMAs; the tile's
+//    copies and barriers are shared by twice the rows). Tiles of at most 16
+//    rows (decode) run as one m16 tile whose keys the 4 warps share out.
+//    num_warps = 4, doubled when the fp32 output accumulator of 16 rows,
+//    v_dim_padded / 2 registers per thread, exceeds 128 (half the
 //    255-register ceiling; the rest holds the score tile, softmax statistics
 //    and addresses): such shapes (v_dim_padded > 256) take the emitter's
 //    CUDA-core form, whose warps split the V columns.
@@ -61,12 +64,11 @@
 //    (pipeline_stages tiles of block_n keys; fp8 caches land raw and widen
 //    into one 16-bit tile), the warps' merge area and the split merge
 //    weights, with rows padded by 16 bytes against bank conflicts; it must
-//    fit the arch's limit. Preference: block_n 64 at 2 stages (cp.async
-//    double buffering: the next tile loads under this one's math, and at
-//    192/128 bf16 two blocks fit an SM, 112 KB each); then block_n 32 and 16
-//    at 2 stages, and last block_n 16 with 1 stage (both of those take the
-//    CUDA-core form). If that smallest tile does not fit, the shape is
-//    rejected.
+//    fit the arch's limit. Preference: block_n 64 at 2 stages (cp.async: the
+//    next K or V tile loads under this one's math; at 192/128 bf16 two
+//    blocks fit an SM, 93 KB each); then block_n 32 and 16 at 2 stages, and
+//    last block_n 16 with 1 stage (those take the CUDA-core form). If that
+//    smallest tile does not fit, the shape is rejected.
 //  - Split-KV: target_ctas = 2 * SMs (two blocks per SM: one wave where two
 //    fit, and a second wave that evens out unequal splits of a varlen batch
 //    where they do not); split_kv_min_keys = 256 (4 tiles of 64 keys: enough
@@ -308,8 +310,9 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
   int64_t accumulatorRegisters = vPadded * kRowsPerWarp / kWarpSize;
   int64_t columnSplits =
       llvm::divideCeil(accumulatorRegisters, kAccumulatorRegisters);
-  constexpr int64_t kBlockM = 4 * kRowsPerWarp;
-  int64_t numWarps = kBlockM / kRowsPerWarp * columnSplits;
+  // Four warps of two m16 tiles each (see the file header).
+  constexpr int64_t kBlockM = 8 * kRowsPerWarp;
+  int64_t numWarps = 4 * columnSplits;
   if (numWarps * kWarpSize * arch.maxRegistersPerThread > arch.registersPerSm)
     return op.emitOpError() << "cannot be specialized: v_head_dim "
                             << vHeadDim << " needs " << numWarps
