@@ -1403,7 +1403,7 @@ __device__ __forceinline__ void accumulate(float (&o)[MT][kVPad / 8][4], const f
 
 /// Masks and exponentiates one tile's scores (online softmax): on return s
 /// holds P, m the running max (in the scores' units) and l the thread's
-/// partial sums; O is rescaled when some row of the warp got a new max.
+/// partial sums; O is rescaled to the new max.
 template <int MT, int kNTiles>
 __device__ __forceinline__ void softmax_step(float (&s)[MT][kNTiles][4], float (&m)[MT][2], float (&l)[MT][2],
                                              float (&o)[MT][kVPad / 8][4], const Args &a,
@@ -1444,39 +1444,45 @@ __device__ __forceinline__ void softmax_step(float (&s)[MT][kNTiles][4], float (
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      float mx = -attnc::infinity();
+      // Pairwise (tree) reductions: short dependency chains.
+      float mxs[kNTiles];
 #pragma unroll
-      for (int n = 0; n < kNTiles; ++n) mx = fmaxf(mx, fmaxf(s[mt][n][2 * i], s[mt][n][2 * i + 1]));
+      for (int n = 0; n < kNTiles; ++n) mxs[n] = fmaxf(s[mt][n][2 * i], s[mt][n][2 * i + 1]);
+#pragma unroll
+      for (int w = 1; w < kNTiles; w *= 2)
+#pragma unroll
+        for (int n = 0; n + w < kNTiles; n += 2 * w) mxs[n] = fmaxf(mxs[n], mxs[n + w]);
+      float mx = mxs[0];
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float m_new = fmaxf(m[mt][i], mx);
       const float m_scaled = m_new == -attnc::infinity() ? 0.0f : m_new * scale;
       correction[mt][i] = attnc::fast_exp2(m[mt][i] * scale - m_scaled);
       m[mt][i] = m_new;
-      float sum = 0.0f;
+      float sums[kNTiles];
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n) {
         s[mt][n][2 * i] = attnc::fast_exp2(fmaf(s[mt][n][2 * i], scale, -m_scaled));
         s[mt][n][2 * i + 1] = attnc::fast_exp2(fmaf(s[mt][n][2 * i + 1], scale, -m_scaled));
-        sum += s[mt][n][2 * i] + s[mt][n][2 * i + 1];
+        sums[n] = s[mt][n][2 * i] + s[mt][n][2 * i + 1];
       }
-      l[mt][i] = l[mt][i] * correction[mt][i] + sum;
+#pragma unroll
+      for (int w = 1; w < kNTiles; w *= 2)
+#pragma unroll
+        for (int n = 0; n + w < kNTiles; n += 2 * w) sums[n] += sums[n + w];
+      l[mt][i] = l[mt][i] * correction[mt][i] + sums[0];
     }
-  // After the first tiles of a row most tiles leave its max unchanged.
-  bool rescale = false;
+  // Unconditional rescale: straight-line code from the exponentials into
+  // the P V products lets the compiler interleave them.
 #pragma unroll
-  for (int mt = 0; mt < MT; ++mt) rescale |= correction[mt][0] != 1.0f || correction[mt][1] != 1.0f;
-  if (__any_sync(0xffffffffu, rescale)) {
+  for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int d = 0; d < kVPad / 8; ++d) {
-        o[mt][d][0] *= correction[mt][0];
-        o[mt][d][1] *= correction[mt][0];
-        o[mt][d][2] *= correction[mt][1];
-        o[mt][d][3] *= correction[mt][1];
-      }
-  }
+    for (int d = 0; d < kVPad / 8; ++d) {
+      o[mt][d][0] *= correction[mt][0];
+      o[mt][d][1] *= correction[mt][0];
+      o[mt][d][2] *= correction[mt][1];
+      o[mt][d][3] *= correction[mt][1];
+    }
 }
 
 /// One tile of `rows` query rows (flattened (token, head) rows row0.. of the
