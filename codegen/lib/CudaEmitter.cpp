@@ -559,6 +559,13 @@ struct BlockState {
                  : std::string())
        << R"(  constexpr int kItems = kHeads * kTokensPerBlock;
   constexpr int kIterations = (kItems + kHeadsPerBlock - 1) / kHeadsPerBlock;
+  // The kinds run one after another; each starts at the thread group after
+  // the previous kind's last item, so that the groups share the block's
+  // items evenly (q heads on groups 0.., then k, v, gate on the next ones)
+  // instead of the first groups loading one item of every kind in turn.
+  constexpr int kItemsBefore = ((kKind >= 1 ? kNumQHeads : 0) + (kKind >= 2 ? kNumKvHeads : 0) +
+                                (kKind >= 3 ? kNumKvHeads : 0)) * kTokensPerBlock;
+  const int slot = (group + kHeadsPerBlock - kItemsBefore % kHeadsPerBlock) % kHeadsPerBlock;
   // A kind with fewer items than one prefetch batch does not pay for it.
   constexpr int kBatch = kIterations < kPrefetch ? kIterations : kPrefetch;
   // Each batch issues all its loads before using any, so that several
@@ -568,7 +575,7 @@ struct BlockState {
     WorkItem items[kBatch];
 #pragma unroll
     for (int p = 0; p < kBatch; ++p) {
-      const int item = (batch + p) * kHeadsPerBlock + group;
+      const int item = (batch + p) * kHeadsPerBlock + slot;
       WorkItem &w = items[p];
       w.t = item / kHeads;
       w.head = item % kHeads;
