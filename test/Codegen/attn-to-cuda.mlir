@@ -1,4 +1,24 @@
 // RUN: attn-opt %s -attnc-pipeline -split-input-file | attn-translate --attn-to-cuda -split-input-file | FileCheck %s
+// RUN: attn-opt %s -attnc-pipeline -split-input-file | attn-translate --attn-to-cuda -split-input-file | FileCheck %s --check-prefix=ABSENT
+
+// ABSENT checks that features a model lacks leave no trace in its attention
+// kernel: each ABSENT-NOT covers the whole text between two labels.
+//
+// The attention expectations were worked out by hand (sm_90a, 132 SMs) from
+// passes/lib/Specialize.cpp, attnc/Dialect/Attn/AttentionTiling.h and
+// emitAttention: block_m 128, 4 warps (128 threads), 2 stages, block_n 64
+// when it fits; target_ctas 2 x 132 = 264, max_kv_splits min(64, 264) = 64,
+// workspace tiles 2 x 264 = 528. Shared memory, with rows of P =
+// qk_dim_padded + 8 and V = v_dim_padded + 8 16-bit elements, K and V tiles
+// of 64 x P x 2 and 64 x V x 2 bytes (fp8 landing tiles 64 x (qk_dim_padded
+// + 16) and 64 x (v_dim_padded + 16) bytes): max(staggered 128 x P x 2 + K +
+// V (+ landing), ring 16 x P x 2 + 2 x (K + V, or the landing tiles) (+ K +
+// V for fp8), merge 4 x 128 x (V + 5), split 4 x (2 x 64 x 128 + 2 x 128) =
+// 66560) + slots 2 x 64 x 4 = 512 + 16. Workspace W = 2 x 264 x 128 x
+// (v_dim_padded + 2) + 264 floats. Grid: x = ceil(num_tokens x gqa_pack /
+// 128) + num_seqs, y = Hkv x (group / gqa_pack), z = num_kv_splits.
+// v_dim_padded > 256 (and block_n below 64) takes the CUDA-core reference
+// kernel instead.
 
 // A 2/3 layer with an interleaved gate, no q/k norm, no rope (Dqk != Dv
 // everywhere): per q head [q (2) | gate (3)], so q and gate heads stride 5;
@@ -39,12 +59,165 @@
 // CHECK-NOT: norm_weight
 // CHECK-NOT: positions
 // CHECK: "name": "gate_out"
+// Attention: Hq 4 / Hkv 2, group 2, pack 2; head dims pad to 16 (P = V =
+// 24, K = V = 64 x 24 x 2 = 3072). Shared memory: max(staggered 128 x 24 x
+// 2 + 2 x 3072 = 12288, ring 16 x 24 x 2 + 2 x 6144 = 13056, merge 4 x 128 x
+// 29 = 14848, split 66560) + 512 + 16 = 67088 bytes. W = 2 x 264 x 128 x
+// (16 + 2) + 264 = 1216512 + 264 = 1216776. Grid y = 2 x (2 / 2) = 2.
+// scale_log2 = 0.7071 x log2(e) = 0.7071 x 1.44269504088896 = 1.0201296634...
 // CHECK-LABEL: // ===== kernel small__attention (attention) =====
-// CHECK: constexpr int kGroupSize = 2;
+// CHECK: // configuration: num_q_heads=4 num_kv_heads=2 qk_head_dim=2 v_head_dim=3 group_size=2
+// CHECK: // schedule: block_m=128 block_n=64 num_warps=4 pipeline_stages=2 qk_dim_padded=16 v_dim_padded=16 gqa_pack=2 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264
+// CHECK-NEXT: // Tensor-core form: mma.sync m16n8k16
+// CHECK: using act_t = __nv_bfloat16;
+// CHECK-NEXT: using cache_t = __nv_bfloat16;
+// CHECK-NEXT: constexpr int kNumQHeads = 4;
+// CHECK-NEXT: constexpr int kNumKvHeads = 2;
+// CHECK-NEXT: constexpr int kGroupSize = 2;
+// CHECK-NEXT: constexpr int kPack = 2;
 // CHECK: constexpr int kQkHeadDim = 2;
-// CHECK: constexpr int kVHeadDim = 3;
-// The gate epilogue multiplies by sigmoid(gate).
-// CHECK: result *= attnc::sigmoid(attnc::to_float(gate[out]));
+// CHECK-NEXT: constexpr int kVHeadDim = 3;
+// CHECK-NEXT: constexpr int kQkPad = 16;
+// CHECK-NEXT: constexpr int kVPad = 16;
+// CHECK-NEXT: constexpr int kBlockSize = 16;
+// CHECK-NEXT: constexpr int kWarps = 4;
+// CHECK: constexpr int kBlockM = 128;
+// CHECK-NEXT: constexpr int kBlockN = 64;
+// CHECK-NEXT: constexpr int kStages = 2;
+// CHECK-NEXT: constexpr int kMaxSplits = 64;
+// CHECK-NEXT: constexpr int kTargetCtas = 264;
+// CHECK-NEXT: constexpr int kWorkspaceTiles = 528;
+// CHECK: constexpr float kScaleLog2 = 1.0201296634{{[0-9]*}}f;
+// CHECK: constexpr bool kWiden = false;
+// CHECK: static_assert(kSharedBytes == 67088, "the launch's dynamic shared memory");
+// The rows are not whole 16-byte chunks: a q row is 2 x 2 = 4 bytes, a K row
+// 2 x 2 = 4 (bf16 cache), a V row 3 x 2 = 6, so kQVector, kKVector and
+// kVVector are false and Q, K and V load element by element (the scalar
+// branches checked below), after the shared memory is zero-filled. The
+// emitter prints the conditions, not their values.
+// CHECK-NEXT: // 16-byte chunks of one row, where the row is a whole number of them.
+// CHECK-NEXT: constexpr bool kQVector = (kQkHeadDim * 2) % 16 == 0;
+// CHECK-NEXT: constexpr bool kKVector = (kQkHeadDim * int(sizeof(cache_t))) % 16 == 0;
+// CHECK-NEXT: constexpr bool kVVector = (kVHeadDim * int(sizeof(cache_t))) % 16 == 0;
+// CHECK: const act_t *__restrict__ gate;
+// CHECK: float score_scale;  // log2 units per raw q.k{{$}}
+// CHECK-NEXT: float out_scale;    // value_scale{{$}}
+// Causal, no window: a row attends keys [0, pos + 1).
+// CHECK: int row_key_begin(int pos, int kv_len) {
+// CHECK-NEXT: return 0;
+// CHECK: int row_key_end(int pos, int kv_len) {
+// CHECK-NEXT: return min(pos + 1, kv_len);
+// CHECK: void load_k_tile(
+// CHECK: constexpr int kRowBytes = kKStride * 2;
+// CHECK-NEXT: if constexpr (kKVector) {
+// CHECK-NEXT: copy_rows<kQkHeadDim, kRowBytes>(a.k_cache, kv_head, slots, dst);
+// CHECK-NEXT: } else {
+// CHECK-NEXT: for (int c = threadIdx.x; c < kBlockN * kQkHeadDim; c += kThreads) {
+// CHECK: void load_v_tile(
+// CHECK: constexpr int kRowBytes = kVStride * 2;
+// CHECK-NEXT: if constexpr (kVVector) {
+// CHECK-NEXT: copy_rows<kVHeadDim, kRowBytes>(a.v_cache, kv_head, slots, dst);
+// CHECK-NEXT: } else {
+// CHECK-NEXT: for (int c = threadIdx.x; c < kBlockN * kVHeadDim; c += kThreads) {
+// The gate epilogue multiplies by sigmoid(gate), with no other scale.
+// CHECK: float result = m == -attnc::infinity() ? 0.0f : acc / l;
+// CHECK-NEXT: const long long out = ((long long)token * kNumQHeads + head) * kVHeadDim + d;
+// CHECK-NEXT: result *= attnc::sigmoid(attnc::to_float(a.gate[out]));
+// CHECK: if constexpr (kQkHeadDim != kQkPad || !kQVector || !kKVector) {
+// CHECK: if constexpr (kQVector) {
+// CHECK: } else {
+// CHECK-NEXT: for (int c = tid; c < rows * kQkHeadDim; c += kThreads) {
+// CHECK: extern "C" __global__ void __launch_bounds__(kThreads)
+// CHECK-NEXT: small__attention(const act_t *__restrict__ query,
+// CHECK-NEXT: const cache_t *__restrict__ k_cache,
+// CHECK-NEXT: const cache_t *__restrict__ v_cache,
+// CHECK-NEXT: const int *__restrict__ block_tables,
+// CHECK-NEXT: const int *__restrict__ seq_lens,
+// CHECK-NEXT: const int *__restrict__ query_start_loc,
+// CHECK-NEXT: const act_t *__restrict__ gate,
+// CHECK-NEXT: act_t *__restrict__ output,
+// CHECK-NEXT: float *__restrict__ workspace,
+// CHECK-NEXT: int num_tokens,
+// CHECK-NEXT: int num_seqs,
+// CHECK-NEXT: int max_blocks_per_seq,
+// CHECK-NEXT: int num_kv_splits) {
+// CHECK: a.gate = gate;
+// CHECK: a.score_scale = kScaleLog2;
+// CHECK-NEXT: a.out_scale = 1.0f;
+// ABSENT-LABEL: // ===== kernel small__attention (attention) =====
+// ABSENT-NOT: sinks
+// ABSENT-NOT: kSlidingWindow
+// ABSENT-NOT: k_scale
+// ABSENT-NOT: v_scale
+// ABSENT-NOT: widen_tile
+// ABSENT-NOT: kSoftcap
+// ABSENT-NOT: kValueScale
+// CHECK-LABEL: // ===== abi small__attention =====
+// CHECK: "name": "gate",
+// CHECK: "name": "output",
+// CHECK-NEXT: "kind": "pointer",
+// CHECK-NEXT: "dtype": "bf16",
+// CHECK-NEXT: "shape": [
+// CHECK-NEXT: "num_tokens",
+// CHECK-NEXT: 4,
+// CHECK-NEXT: 3
+// CHECK-NEXT: ]
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "workspace",
+// CHECK-NEXT: "kind": "pointer",
+// CHECK-NEXT: "dtype": "f32",
+// CHECK-NEXT: "shape": [
+// CHECK-NEXT: 1216776
+// CHECK-NEXT: ]
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "num_tokens",
+// CHECK-NEXT: "kind": "i32"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "num_seqs",
+// CHECK-NEXT: "kind": "i32"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "max_blocks_per_seq",
+// CHECK-NEXT: "kind": "i32"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "num_kv_splits",
+// CHECK-NEXT: "kind": "i32"
+// CHECK-NEXT: }
+// CHECK-NEXT: ],
+// CHECK-NEXT: "block": [
+// CHECK-NEXT: 128,
+// CHECK-NEXT: 1,
+// CHECK-NEXT: 1
+// CHECK-NEXT: ],
+// CHECK-NEXT: "grid": [
+// CHECK-NEXT: {
+// CHECK-NEXT: "value": "num_tokens",
+// CHECK-NEXT: "multiplier": 2,
+// CHECK-NEXT: "divisor": 128,
+// CHECK-NEXT: "plus": "num_seqs"
+// CHECK-NEXT: },
+// CHECK-NEXT: 2,
+// CHECK-NEXT: {
+// CHECK-NEXT: "value": "num_kv_splits",
+// CHECK-NEXT: "multiplier": 1,
+// CHECK-NEXT: "divisor": 1
+// CHECK-NEXT: }
+// CHECK-NEXT: ],
+// CHECK-NEXT: "dynamic_shared_memory_bytes": 67088,
+// CHECK-NEXT: "hints": {
+// CHECK-NEXT: "max_kv_splits": 64,
+// CHECK-NEXT: "target_ctas": 264
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// ABSENT-LABEL: // ===== abi small__attention =====
+// ABSENT-NOT: "sinks"
+// ABSENT-NOT: "k_scale"
+// ABSENT-NOT: "v_scale"
+// ABSENT-LABEL: // ===== kernel big__preprocess (preprocess) =====
 func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>) -> (tensor<?x4x3xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>) {
   %q, %k, %v, %g = attn.qkv_split %qkv {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3, gate_layout = #attn.gate_layout<interleaved>} : tensor<?x30xbf16> -> tensor<?x4x2xbf16>, tensor<?x2x2xbf16>, tensor<?x2x3xbf16>, tensor<?x4x3xbf16>
   %kc2, %vc2 = attn.cache_write %k, %v, %slots into %kc, %vc : tensor<?x2x2xbf16>, tensor<?x2x3xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
@@ -75,14 +248,142 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // CHECK-NEXT: attnc::rms_norm_head<true, kChunks, kThreadsPerHead, kVectorWidth>(x, weight, kQkHeadDim, kNormEps, group_mask);
 // CHECK: const float inv_scale = kKind == 1 ? k_inv_scale : v_inv_scale;
 // CHECK: x[c][i] *= inv_scale;
+// Attention: Hq 8 / Hkv 1, group 8, pack 8; 192/128 (P = 200, V = 136; K =
+// 64 x 200 x 2 = 25600, V = 64 x 136 x 2 = 17408), fp8 cache (landing tiles
+// 64 x 208 = 13312 and 64 x 144 = 9216 bytes). Shared memory: max(staggered
+// 128 x 200 x 2 + 25600 + 17408 + 13312 + 9216 = 116736, ring 16 x 200 x 2 +
+// 2 x 22528 + 43008 = 94464, merge 4 x 128 x 141 = 72192, split 66560) + 512
+// + 16 = 117264 bytes, within 232448: 64 keys, the tensor-core kernel. W =
+// 2 x 264 x 128 x (128 + 2) + 264 = 8785920 + 264 = 8786184. Grid y = 1 x
+// (8 / 8) = 1. scale_log2 = 0.0722 x 1.44269504088896 = 0.1041625819...; the
+// fp8 scales fold into the score (k_scale) and output (v_scale) scales.
 // CHECK-LABEL: // ===== kernel big__attention (attention) =====
-// CHECK: constexpr int kGroupSize = 8;
-// CHECK: constexpr int kSlidingWindow = 128;
-// CHECK: const float *__restrict__ sinks,
-// CHECK: const int key_begin = max(0, q_pos - kSlidingWindow + 1);
-// CHECK: const float k_dequant = *k_scale, v_dequant = *v_scale;
-// CHECK-NOT: sigmoid
+// CHECK: // schedule: block_m=128 block_n=64 num_warps=4 pipeline_stages=2 qk_dim_padded=192 v_dim_padded=128 gqa_pack=8 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264
+// CHECK-NEXT: // Tensor-core form: mma.sync m16n8k16
+// CHECK: using cache_t = __nv_fp8_e4m3;
+// CHECK-NEXT: constexpr int kNumQHeads = 8;
+// CHECK-NEXT: constexpr int kNumKvHeads = 1;
+// CHECK-NEXT: constexpr int kGroupSize = 8;
+// CHECK-NEXT: constexpr int kPack = 8;
+// CHECK: constexpr int kQkHeadDim = 192;
+// CHECK-NEXT: constexpr int kVHeadDim = 128;
+// CHECK-NEXT: constexpr int kQkPad = 192;
+// CHECK-NEXT: constexpr int kVPad = 128;
+// CHECK-NEXT: constexpr int kBlockSize = 64;
+// CHECK-NEXT: constexpr int kWarps = 4;
+// CHECK: constexpr int kBlockM = 128;
+// CHECK-NEXT: constexpr int kBlockN = 64;
+// CHECK-NEXT: constexpr int kStages = 2;
+// CHECK: constexpr float kScaleLog2 = 0.1041625819{{[0-9]*}}f;
+// CHECK-NEXT: constexpr int kSlidingWindow = 128;
+// CHECK: constexpr bool kWiden = true;
+// CHECK-NEXT: constexpr int kKRawStride = kQkPad + 16;  // bytes
+// CHECK-NEXT: constexpr int kVRawStride = kVPad + 16;
+// CHECK-NEXT: constexpr int kKLandBytes = kBlockN * kKRawStride;
+// CHECK-NEXT: constexpr int kVLandBytes = kBlockN * kVRawStride;
+// CHECK: static_assert(kSharedBytes == 117264, "the launch's dynamic shared memory");
+// CHECK: const float *__restrict__ sinks;
+// CHECK: float score_scale;  // log2 units per raw q.k (times k_scale)
+// CHECK-NEXT: float out_scale;    // value_scale times v_scale
+// Causal with a window of 128: a row attends keys [pos - 127, pos + 1).
+// CHECK: int row_key_begin(int pos, int kv_len) {
+// CHECK-NEXT: return max(0, pos - kSlidingWindow + 1);
+// CHECK: int row_key_end(int pos, int kv_len) {
+// CHECK-NEXT: return min(pos + 1, kv_len);
+// fp8 rows land raw.
+// CHECK: void load_k_tile(
+// CHECK: constexpr int kRowBytes = kKRawStride;
+// CHECK: void load_v_tile(
+// CHECK: constexpr int kRowBytes = kVRawStride;
+// CHECK: __device__ __forceinline__ void widen_tile(
+// The sink adds one logit to the denominator; the output scale applies.
+// CHECK: const float sink = a.sinks[head] * 1.4426950408889634f;
+// CHECK: result *= a.out_scale;
+// Both tile shapes widen the landed fp8 tiles before the MMAs.
+// CHECK: widen_tile(k_land, kKRawStride, k_t, kKStride, kQkPad);
+// CHECK: widen_tile(v_land, kVRawStride, v_t, kVStride, kVPad);
+// CHECK: widen_tile(stage, kKRawStride, k_w, kKStride, kQkPad);
+// CHECK-NEXT: widen_tile(stage + kKLandBytes, kVRawStride, v_w, kVStride, kVPad);
+// CHECK: big__attention(const act_t *__restrict__ query,
+// CHECK: const int *__restrict__ query_start_loc,
+// CHECK-NEXT: const float *__restrict__ sinks,
+// CHECK-NEXT: const float *__restrict__ k_scale,
+// CHECK-NEXT: const float *__restrict__ v_scale,
+// CHECK-NEXT: act_t *__restrict__ output,
+// CHECK-NEXT: float *__restrict__ workspace,
+// CHECK: int num_kv_splits) {
+// CHECK: a.sinks = sinks;
+// CHECK: a.score_scale = kScaleLog2 * *k_scale;
+// CHECK-NEXT: a.out_scale = 1.0f * *v_scale;
+// ABSENT-LABEL: // ===== kernel big__attention (attention) =====
+// ABSENT-NOT: sigmoid
+// ABSENT-NOT: gate
+// ABSENT-NOT: kSoftcap
+// ABSENT-NOT: kValueScale
 // CHECK-LABEL: // ===== abi big__attention =====
+// CHECK: "name": "sinks",
+// CHECK-NEXT: "kind": "pointer",
+// CHECK-NEXT: "dtype": "f32",
+// CHECK-NEXT: "shape": [
+// CHECK-NEXT: 8
+// CHECK-NEXT: ]
+// CHECK: "name": "k_scale",
+// CHECK: "name": "v_scale",
+// CHECK: "name": "output",
+// CHECK: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "workspace",
+// CHECK-NEXT: "kind": "pointer",
+// CHECK-NEXT: "dtype": "f32",
+// CHECK-NEXT: "shape": [
+// CHECK-NEXT: 8786184
+// CHECK-NEXT: ]
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "num_tokens",
+// CHECK-NEXT: "kind": "i32"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "num_seqs",
+// CHECK-NEXT: "kind": "i32"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "max_blocks_per_seq",
+// CHECK-NEXT: "kind": "i32"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "num_kv_splits",
+// CHECK-NEXT: "kind": "i32"
+// CHECK-NEXT: }
+// CHECK-NEXT: ],
+// CHECK-NEXT: "block": [
+// CHECK-NEXT: 128,
+// CHECK-NEXT: 1,
+// CHECK-NEXT: 1
+// CHECK-NEXT: ],
+// CHECK-NEXT: "grid": [
+// CHECK-NEXT: {
+// CHECK-NEXT: "value": "num_tokens",
+// CHECK-NEXT: "multiplier": 8,
+// CHECK-NEXT: "divisor": 128,
+// CHECK-NEXT: "plus": "num_seqs"
+// CHECK-NEXT: },
+// CHECK-NEXT: 1,
+// CHECK-NEXT: {
+// CHECK-NEXT: "value": "num_kv_splits",
+// CHECK-NEXT: "multiplier": 1,
+// CHECK-NEXT: "divisor": 1
+// CHECK-NEXT: }
+// CHECK-NEXT: ],
+// CHECK-NEXT: "dynamic_shared_memory_bytes": 117264,
+// CHECK-NEXT: "hints": {
+// CHECK-NEXT: "max_kv_splits": 64,
+// CHECK-NEXT: "target_ctas": 264
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// ABSENT-LABEL: // ===== abi big__attention =====
+// ABSENT-NOT: "gate"
+// ABSENT-LABEL: // ===== kernel pair__preprocess (preprocess) =====
 func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %kc: tensor<?x64x1x192xf8E4M3FN>, %vc: tensor<?x64x1x128xf8E4M3FN>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>, %qw: tensor<192xbf16>, %kw: tensor<192xbf16>, %sinks: tensor<8xf32>, %ks: tensor<f32>, %vs: tensor<f32>) -> (tensor<?x8x128xbf16>, tensor<?x64x1x192xf8E4M3FN>, tensor<?x64x1x128xf8E4M3FN>) {
   %q, %k, %v = attn.qkv_split %qkv {num_q_heads = 8, num_kv_heads = 1, qk_head_dim = 192, v_head_dim = 128} : tensor<?x1856xbf16> -> tensor<?x8x192xbf16>, tensor<?x1x192xbf16>, tensor<?x1x128xbf16>
   %qr = attn.rope %q, %pos {style = #attn.rope_style<gptj>, rotary_dim = 64, rotary_offset = 128, theta = 1.0e4 : f64, scaling = #attn.rope_scaling<kind = yarn, factor = 40.0, original_max_position = 4096>} : tensor<?x8x192xbf16>, tensor<?xi64>
@@ -113,6 +414,99 @@ func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?x
 // CHECK-NEXT: x[c + kPairChunks][i] = b * cs[i] - a * sn[i];
 // CHECK-NOT: group_fetch
 // CHECK-LABEL: // ===== abi pair__preprocess =====
+// Attention: Hq 32 / Hkv 8, group 4, pack 4; 128/128 bf16 (P = V = 136, K =
+// V = 17408). Shared memory: max(staggered 128 x 136 x 2 + 2 x 17408 =
+// 69632, ring 16 x 136 x 2 + 2 x 34816 = 73984, merge 4 x 128 x 141 = 72192,
+// split 66560) + 512 + 16 = 74512 bytes. W = 8786184 (v_dim_padded 128 as
+// above). Grid y = 8 x (4 / 4) = 8. Rows of 128 x 2 = 256 bytes are whole
+// 16-byte chunks (the cp.async path). No gate, sinks, window or fp8.
+// CHECK-LABEL: // ===== kernel pair__attention (attention) =====
+// CHECK: // schedule: block_m=128 block_n=64 num_warps=4 pipeline_stages=2 qk_dim_padded=128 v_dim_padded=128 gqa_pack=4 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264
+// CHECK-NEXT: // Tensor-core form: mma.sync m16n8k16
+// CHECK: using cache_t = __nv_bfloat16;
+// CHECK-NEXT: constexpr int kNumQHeads = 32;
+// CHECK-NEXT: constexpr int kNumKvHeads = 8;
+// CHECK-NEXT: constexpr int kGroupSize = 4;
+// CHECK-NEXT: constexpr int kPack = 4;
+// CHECK: constexpr int kQkHeadDim = 128;
+// CHECK-NEXT: constexpr int kVHeadDim = 128;
+// CHECK: constexpr int kBlockM = 128;
+// CHECK-NEXT: constexpr int kBlockN = 64;
+// CHECK-NEXT: constexpr int kStages = 2;
+// CHECK: static_assert(kSharedBytes == 74512, "the launch's dynamic shared memory");
+// CHECK: int row_key_begin(int pos, int kv_len) {
+// CHECK-NEXT: return 0;
+// CHECK: float result = m == -attnc::infinity() ? 0.0f : acc / l;
+// CHECK-NEXT: const long long out = ((long long)token * kNumQHeads + head) * kVHeadDim + d;
+// CHECK-NEXT: a.output[out] = attnc::from_float<act_t>(result);
+// CHECK: const int *__restrict__ query_start_loc,
+// CHECK-NEXT: act_t *__restrict__ output,
+// CHECK-NEXT: float *__restrict__ workspace,
+// CHECK: a.score_scale = kScaleLog2;
+// CHECK-NEXT: a.out_scale = 1.0f;
+// ABSENT-LABEL: // ===== kernel pair__attention (attention) =====
+// ABSENT-NOT: sinks
+// ABSENT-NOT: sigmoid
+// ABSENT-NOT: gate
+// ABSENT-NOT: kSlidingWindow
+// ABSENT-NOT: k_scale
+// ABSENT-NOT: widen_tile
+// ABSENT-NOT: kSoftcap
+// ABSENT-NOT: kValueScale
+// CHECK-LABEL: // ===== abi pair__attention =====
+// CHECK: "name": "output",
+// CHECK: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "workspace",
+// CHECK-NEXT: "kind": "pointer",
+// CHECK-NEXT: "dtype": "f32",
+// CHECK-NEXT: "shape": [
+// CHECK-NEXT: 8786184
+// CHECK-NEXT: ]
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "num_tokens",
+// CHECK-NEXT: "kind": "i32"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "num_seqs",
+// CHECK-NEXT: "kind": "i32"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "max_blocks_per_seq",
+// CHECK-NEXT: "kind": "i32"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "num_kv_splits",
+// CHECK-NEXT: "kind": "i32"
+// CHECK-NEXT: }
+// CHECK-NEXT: ],
+// CHECK-NEXT: "block": [
+// CHECK-NEXT: 128,
+// CHECK-NEXT: 1,
+// CHECK-NEXT: 1
+// CHECK-NEXT: ],
+// CHECK-NEXT: "grid": [
+// CHECK-NEXT: {
+// CHECK-NEXT: "value": "num_tokens",
+// CHECK-NEXT: "multiplier": 4,
+// CHECK-NEXT: "divisor": 128,
+// CHECK-NEXT: "plus": "num_seqs"
+// CHECK-NEXT: },
+// CHECK-NEXT: 8,
+// CHECK-NEXT: {
+// CHECK-NEXT: "value": "num_kv_splits",
+// CHECK-NEXT: "multiplier": 1,
+// CHECK-NEXT: "divisor": 1
+// CHECK-NEXT: }
+// CHECK-NEXT: ],
+// CHECK-NEXT: "dynamic_shared_memory_bytes": 74512,
+// CHECK-NEXT: "hints": {
+// CHECK-NEXT: "max_kv_splits": 64,
+// CHECK-NEXT: "target_ctas": 264
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// ABSENT-LABEL: // ===== abi pair__attention =====
 func.func @pair(%qkv: tensor<?x6144xbf16>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %kc: tensor<?x16x8x128xbf16>, %vc: tensor<?x16x8x128xbf16>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>, %qw: tensor<128xbf16>, %kw: tensor<128xbf16>) -> (tensor<?x32x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>) {
   %q, %k, %v = attn.qkv_split %qkv {num_q_heads = 32, num_kv_heads = 8, qk_head_dim = 128, v_head_dim = 128} : tensor<?x6144xbf16> -> tensor<?x32x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>
   %qn = attn.rms_norm %q, %qw {eps = 1.0e-6 : f64} : tensor<?x32x128xbf16>, tensor<128xbf16>
@@ -122,4 +516,91 @@ func.func @pair(%qkv: tensor<?x6144xbf16>, %pos: tensor<?xi64>, %slots: tensor<?
   %kc2, %vc2 = attn.cache_write %kr, %v, %slots into %kc, %vc : tensor<?x8x128xbf16>, tensor<?x8x128xbf16>, tensor<?xi64> into tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>
   %o = attn.paged_attention %qr, %kc2, %vc2, %tables, %lens, %starts {softmax_scale = 0.0884 : f64} : tensor<?x32x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x128xbf16>
   return %o, %kc2, %vc2 : tensor<?x32x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>
+}
+
+// -----
+
+// Wide V heads take the CUDA-core reference kernel: 384/384 with an fp8
+// cache, sinks, a sliding window of 256 and an interleaved gate (per q head
+// [q (384) | gate (384)]: fused width 4 x 768 + 2 x 384 + 2 x 384 = 4608).
+// Schedule: the accumulator is 384 / 2 = 192 registers per thread > 128, so
+// 8 warps; Hq 4 / Hkv 2, pack 2. Shared memory (P = V = 392; K = V = 64 x
+// 392 x 2 = 50176, landing 64 x 400 = 25600): at 64 keys staggered 128 x 392
+// x 2 + 2 x 50176 + 2 x 25600 = 251904 > 232448; at 32 keys (K = V = 25088,
+// landing 12800) max(staggered 100352 + 50176 + 25600 = 176128, ring 16 x
+// 392 x 2 + 2 x 25600 + 50176 = 113920, merge 4 x 128 x 397 = 203264, split
+// 66560) + 2 x 32 x 4 + 16 = 203536 <= 232448: block_n 32. v_dim_padded 384
+// > 256: the reference kernel, one block of 8 x 32 = 256 threads per (token,
+// KV head), its dynamic shared memory 8 warps x 2 heads x (2 + 384) x 4 =
+// 24704 bytes, no workspace and no split count. (512, the largest head dim,
+// is rejected by attn-specialize on every arch: see attn-specialize.mlir.)
+// CHECK-LABEL: // ===== kernel wide__attention (attention) =====
+// CHECK: // configuration: num_q_heads=4 num_kv_heads=2 qk_head_dim=384 v_head_dim=384 group_size=2
+// CHECK-NEXT: causal sliding_window=256 sinks output_gate
+// CHECK-NEXT: //   activation bf16, cache fp8_e4m3 (block_size 16)
+// CHECK-NEXT: // schedule: block_m=128 block_n=32 num_warps=8 pipeline_stages=2 qk_dim_padded=384 v_dim_padded=384 gqa_pack=2 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264
+// CHECK-NEXT: // This kernel is the reference-quality form
+// CHECK: using cache_t = __nv_fp8_e4m3;
+// CHECK: constexpr int kGroupSize = 2;
+// CHECK-NEXT: constexpr int kQkHeadDim = 384;
+// CHECK-NEXT: constexpr int kVHeadDim = 384;
+// CHECK-NEXT: constexpr int kBlockSize = 16;
+// CHECK-NEXT: constexpr int kWarps = 8;
+// CHECK: constexpr int kSlidingWindow = 256;
+// CHECK: const float *__restrict__ sinks,
+// CHECK-NEXT: const float *__restrict__ k_scale,
+// CHECK-NEXT: const float *__restrict__ v_scale,
+// CHECK-NEXT: const act_t *__restrict__ gate,
+// CHECK-NEXT: act_t *__restrict__ output,
+// CHECK-NEXT: int num_tokens,
+// CHECK-NEXT: int num_seqs,
+// CHECK-NEXT: int max_blocks_per_seq) {
+// CHECK: const int key_end = min(q_pos + 1, kv_len);
+// CHECK-NEXT: const int key_begin = max(0, q_pos - kSlidingWindow + 1);
+// CHECK: const float k_dequant = *k_scale, v_dequant = *v_scale;
+// CHECK: k[c] = d < kQkHeadDim ? attnc::to_float(k_row[d]) * k_dequant : 0.0f;
+// CHECK: v[c] = d < kVHeadDim ? attnc::to_float(v_row[d]) * v_dequant : 0.0f;
+// CHECK: const float sink = sinks[q_head] * 1.4426950408889634f;
+// CHECK: l_all += exp2f(sink - m_all);
+// The gate epilogue multiplies by sigmoid(gate).
+// CHECK: result *= attnc::sigmoid(attnc::to_float(gate[out]));
+// ABSENT-LABEL: // ===== kernel wide__attention (attention) =====
+// ABSENT-NOT: workspace
+// ABSENT-NOT: num_kv_splits
+// ABSENT-NOT: mma_16816
+// ABSENT-NOT: cp_async
+// CHECK-LABEL: // ===== abi wide__attention =====
+// CHECK: "name": "gate",
+// CHECK: "name": "output",
+// CHECK: "name": "max_blocks_per_seq",
+// CHECK-NEXT: "kind": "i32"
+// CHECK-NEXT: }
+// CHECK-NEXT: ],
+// CHECK-NEXT: "block": [
+// CHECK-NEXT: 256,
+// CHECK-NEXT: 1,
+// CHECK-NEXT: 1
+// CHECK-NEXT: ],
+// CHECK-NEXT: "grid": [
+// CHECK-NEXT: {
+// CHECK-NEXT: "value": "num_tokens",
+// CHECK-NEXT: "multiplier": 1,
+// CHECK-NEXT: "divisor": 1
+// CHECK-NEXT: },
+// CHECK-NEXT: 2,
+// CHECK-NEXT: 1
+// CHECK-NEXT: ],
+// CHECK-NEXT: "dynamic_shared_memory_bytes": 24704
+// CHECK-NEXT: }
+// ABSENT-LABEL: // ===== abi wide__attention =====
+// ABSENT-NOT: "workspace"
+// ABSENT-NOT: "num_kv_splits"
+// ABSENT-NOT: "plus"
+// ABSENT-NOT: "hints"
+func.func @wide(%qkv: tensor<?x4608xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x16x2x384xf8E4M3FN>, %vc: tensor<?x16x2x384xf8E4M3FN>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>, %sinks: tensor<4xf32>, %ks: tensor<f32>, %vs: tensor<f32>) -> (tensor<?x4x384xbf16>, tensor<?x16x2x384xf8E4M3FN>, tensor<?x16x2x384xf8E4M3FN>) {
+  %q, %k, %v, %g = attn.qkv_split %qkv {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 384, v_head_dim = 384, gate_layout = #attn.gate_layout<interleaved>} : tensor<?x4608xbf16> -> tensor<?x4x384xbf16>, tensor<?x2x384xbf16>, tensor<?x2x384xbf16>, tensor<?x4x384xbf16>
+  %kc2, %vc2 = attn.cache_write %k, %v, %slots into %kc, %vc scales %ks, %vs : tensor<?x2x384xbf16>, tensor<?x2x384xbf16>, tensor<?xi64> into tensor<?x16x2x384xf8E4M3FN>, tensor<?x16x2x384xf8E4M3FN> scales tensor<f32>, tensor<f32>
+  %o = attn.paged_attention %q, %kc2, %vc2, %tables, %lens, %starts sinks %sinks scales %ks, %vs {softmax_scale = 0.051 : f64, sliding_window = 256 : i64} : tensor<?x4x384xbf16>, tensor<?x16x2x384xf8E4M3FN>, tensor<?x16x2x384xf8E4M3FN>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> sinks tensor<4xf32> scales tensor<f32>, tensor<f32> -> tensor<?x4x384xbf16>
+  %y = attn.output_gate %o, %g : tensor<?x4x384xbf16>
+  return %y, %kc2, %vc2 : tensor<?x4x384xbf16>, tensor<?x16x2x384xf8E4M3FN>, tensor<?x16x2x384xf8E4M3FN>
 }

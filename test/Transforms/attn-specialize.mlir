@@ -1,15 +1,51 @@
-// RUN: attn-opt %s -attn-specialize | FileCheck %s --check-prefixes=CHECK,SM90A
-// RUN: attn-opt %s -attn-specialize=arch=sm_80 | FileCheck %s --check-prefixes=CHECK,SM80
-// RUN: attn-opt %s -attn-specialize=arch=sm_86 | FileCheck %s --check-prefixes=CHECK,SM86
-// RUN: attn-opt %s -attn-specialize=arch=sm_89 | FileCheck %s --check-prefixes=CHECK,SM89
-// RUN: attn-opt %s -attn-specialize=arch=sm_90 | FileCheck %s --check-prefixes=CHECK,SM90
-// RUN: attn-opt %s '-attn-specialize=num-sms=16' | FileCheck %s --check-prefixes=CHECK,NUMSMS
+// The file is split into chunks so that a run in which some shapes are
+// rejected still prints the schedules of the other chunks; such a run fails
+// (`not`), and its errors are checked too (--implicit-check-not=error:
+// allows no other error). The 512/512 shape is rejected on every arch.
+// RUN: not attn-opt %s -split-input-file -attn-specialize > %t.sm90a 2> %t.sm90a.err
+// RUN: FileCheck %s --check-prefixes=CHECK,SM90A < %t.sm90a
+// RUN: FileCheck %s --check-prefix=ERR90A --implicit-check-not=error: < %t.sm90a.err
+// RUN: not attn-opt %s -split-input-file -attn-specialize=arch=sm_80 > %t.sm80 2> %t.sm80.err
+// RUN: FileCheck %s --check-prefixes=CHECK,SM80 < %t.sm80
+// RUN: FileCheck %s --check-prefix=ERR80 --implicit-check-not=error: < %t.sm80.err
+// RUN: not attn-opt %s -split-input-file -attn-specialize=arch=sm_86 > %t.sm86 2> %t.sm86.err
+// RUN: FileCheck %s --check-prefixes=CHECK,SM86 < %t.sm86
+// RUN: FileCheck %s --check-prefix=ERR86 --implicit-check-not=error: < %t.sm86.err
+// RUN: not attn-opt %s -split-input-file -attn-specialize=arch=sm_89 > %t.sm89 2> %t.sm89.err
+// RUN: FileCheck %s --check-prefixes=CHECK,SM89 < %t.sm89
+// RUN: FileCheck %s --check-prefix=ERR89 --implicit-check-not=error: < %t.sm89.err
+// RUN: not attn-opt %s -split-input-file -attn-specialize=arch=sm_90 > %t.sm90 2> %t.sm90.err
+// RUN: FileCheck %s --check-prefixes=CHECK,SM90 < %t.sm90
+// RUN: FileCheck %s --check-prefix=ERR90 --implicit-check-not=error: < %t.sm90.err
+// RUN: not attn-opt %s -split-input-file '-attn-specialize=num-sms=16' > %t.numsms 2> %t.numsms.err
+// RUN: FileCheck %s --check-prefixes=CHECK,NUMSMS < %t.numsms
+// RUN: FileCheck %s --check-prefix=ERRNUMSMS --implicit-check-not=error: < %t.numsms.err
 
 // The expected schedules were worked out by hand from the rules in the
-// header of passes/lib/Specialize.cpp. Preprocess schedules do not depend on
-// the arch (CHECK); attention schedules are checked per run. Shared memory
-// in the comments: Q tile + stages x K/V tile + 1 KB reserve, against 227 KB
-// (sm_90, sm_90a), 163 KB (sm_80) and 99 KB (sm_86, sm_89).
+// header of passes/lib/Specialize.cpp and the shared-memory formula of
+// attnc/Dialect/Attn/AttentionTiling.h. Preprocess schedules do not depend
+// on the arch (CHECK); attention schedules are checked per run.
+//
+// Attention on every arch: block_m 128 (4 warps of two m16 tiles); num_warps
+// 4 while the fp32 output accumulator of 16 rows, v_dim_padded / 2
+// registers per thread, is at most 128, else 8; target_ctas = 2 x SMs (sm_80
+// 108 -> 216, sm_86 84 -> 168, sm_89 128 -> 256, sm_90 and sm_90a 132 ->
+// 264, num-sms=16 -> 32); max_kv_splits = min(64, target_ctas) = 64 (32 at
+// num-sms=16); split_kv_min_keys 256; gqa_pack the largest divisor of
+// Hq / Hkv that is <= 128. Shared memory in the comments, with rows of P =
+// qk_dim_padded + 8 and V = v_dim_padded + 8 16-bit elements, K and V tiles
+// of block_n x P x 2 and block_n x V x 2 bytes, and fp8 landing tiles of
+// block_n x (qk_dim_padded + 16) and block_n x (v_dim_padded + 16) bytes:
+//   max(staggered 128 x P x 2 + K + V (+ the fp8 landing tiles),
+//       ring 16 x P x 2 + stages x (K + V, or the landing tiles for fp8)
+//            (+ K + V for fp8),
+//       merge 4 x 128 x (V + 5),
+//       split 4 x (2 x max_kv_splits x 128 + 2 x 128) = 66560 (33792 at 32
+//             splits)), rounded up to 16 bytes
+//   + slots 2 x block_n x 4 + 16,
+// against 227 KB = 232448 bytes (sm_90, sm_90a), 163 KB = 166912 (sm_80) and
+// 99 KB = 101376 (sm_86, sm_89). Tiles in order: block_n 64, 32, 16 at 2
+// stages, then block_n 16 at 1 stage; the shape is rejected when none fits.
 
 // SM90A: module attributes {attn.target = "sm_90a"}
 // SM80: module attributes {attn.target = "sm_80"}
@@ -279,17 +315,23 @@ func.func @preprocess_f32(%qkv: tensor<?x1536xf32>, %slots: tensor<?xi64>,
       -> tensor<?x8x128xf32>
   return %q : tensor<?x8x128xf32>
 }
-
 //===----------------------------------------------------------------------===//
 // paged_attention
 //===----------------------------------------------------------------------===//
 
-// Dqk 2 / Dv 3 pad to 16; 2 query heads per KV head.
+// Dqk 2 / Dv 3 pad to 16 (P = V = 24, K = V = 64 x 24 x 2 = 3072); 2 query
+// heads per KV head: pack 2. max(staggered 128 x 24 x 2 + 3072 + 3072 =
+// 12288, ring 16 x 24 x 2 + 2 x 6144 = 13056, merge 4 x 128 x 29 = 14848,
+// split 66560) + slots 2 x 64 x 4 = 512 + 16 = 67088 bytes: 64 keys at 2
+// stages everywhere. num-sms=16: split 33792 is the largest, 33792 + 512 +
+// 16 = 34320.
 // CHECK-LABEL: func.func @attention_2_3(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
-// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
-// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
-// NUMSMS: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 32, target_ctas = 32>,
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM90: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// SM89: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 256>,
+// NUMSMS: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 32, target_ctas = 32>,
 func.func @attention_2_3(%q: tensor<?x4x2xbf16>, %kc: tensor<?x16x2x2xbf16>,
                          %vc: tensor<?x16x2x3xbf16>, %bt: tensor<?x?xi32>,
                          %sl: tensor<?xi32>, %qs: tensor<?xi32>)
@@ -301,10 +343,14 @@ func.func @attention_2_3(%q: tensor<?x4x2xbf16>, %kc: tensor<?x16x2x2xbf16>,
   return %o : tensor<?x4x3xbf16>
 }
 
+// P = V = 72 (K = V = 9216); 32 / 8 = 4 query heads per KV head: pack 4.
+// max(staggered 128 x 72 x 2 + 2 x 9216 = 36864, ring 16 x 72 x 2 + 2 x
+// 18432 = 39168, merge 4 x 128 x 77 = 39424, split 66560) + 512 + 16 = 67088
+// bytes: 64 keys everywhere.
 // CHECK-LABEL: func.func @attention_64(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
-// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
-// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
 func.func @attention_64(%q: tensor<?x32x64xbf16>, %kc: tensor<?x16x8x64xbf16>,
                         %vc: tensor<?x16x8x64xbf16>, %bt: tensor<?x?xi32>,
                         %sl: tensor<?xi32>, %qs: tensor<?xi32>)
@@ -317,11 +363,14 @@ func.func @attention_64(%q: tensor<?x32x64xbf16>, %kc: tensor<?x16x8x64xbf16>,
   return %o : tensor<?x32x64xbf16>
 }
 
-// sm_90a: 32 KB + 3 x 32 KB + 1 KB = 129 KB; sm_8x: 16 KB + 2 x 32 KB + 1 KB.
+// P = V = 136 (K = V = 17408); pack 4. max(staggered 128 x 136 x 2 + 2 x
+// 17408 = 69632, ring 16 x 136 x 2 + 2 x 34816 = 73984, merge 4 x 128 x 141
+// = 72192, split 66560) + 512 + 16 = 74512 bytes <= 101376: 64 keys
+// everywhere.
 // CHECK-LABEL: func.func @attention_128(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
-// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
-// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
 func.func @attention_128(%q: tensor<?x32x128xbf16>,
                          %kc: tensor<?x16x8x128xbf16>,
                          %vc: tensor<?x16x8x128xbf16>, %bt: tensor<?x?xi32>,
@@ -335,17 +384,19 @@ func.func @attention_128(%q: tensor<?x32x128xbf16>,
   return %o : tensor<?x32x128xbf16>
 }
 
-// MiMo-V2-Flash full attention, 16 query heads per KV head.
-// sm_90a: 48 KB + 3 x 40 KB + 1 KB = 169 KB. sm_90 (no wgmma): 64 rows,
-// 24 KB + 3 x 40 KB + 1 KB. sm_80: 24 KB + 2 x 40 KB + 1 KB = 105 KB.
-// sm_86/89: 105 KB > 99 KB, so 32 keys: 24 KB + 2 x 20 KB + 1 KB.
+// MiMo-V2-Flash full attention, 16 query heads per KV head: pack 16. P =
+// 200, V = 136 (K = 64 x 200 x 2 = 25600, V = 17408). max(staggered 128 x
+// 200 x 2 + 25600 + 17408 = 94208, ring 16 x 200 x 2 + 2 x 43008 = 92416,
+// merge 72192, split 66560) + 512 + 16 = 94736 bytes <= 101376: 64 keys on
+// every arch (sm_90 and sm_90a schedule alike). num-sms=16: split 33792,
+// still 94736.
 // CHECK-LABEL: func.func @attention_192_128_hq64(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
-// SM90: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 3, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
-// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
-// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 32, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
-// SM89: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 32, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 256>,
-// NUMSMS: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 32, target_ctas = 32>,
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM90: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// SM89: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 256>,
+// NUMSMS: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 32, target_ctas = 32>,
 func.func @attention_192_128_hq64(%q: tensor<?x64x192xbf16>,
                                   %kc: tensor<?x16x4x192xbf16>,
                                   %vc: tensor<?x16x4x128xbf16>,
@@ -360,11 +411,12 @@ func.func @attention_192_128_hq64(%q: tensor<?x64x192xbf16>,
   return %o : tensor<?x64x128xbf16>
 }
 
-// The decode benchmark's shape: 8 query heads per KV head.
+// The decode benchmark's shape: 8 query heads per KV head, pack 8; shared
+// memory as above, 94736 bytes at 64 keys.
 // CHECK-LABEL: func.func @attention_192_128_hq16(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
-// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
-// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 32, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
 func.func @attention_192_128_hq16(%q: tensor<?x16x192xbf16>,
                                   %kc: tensor<?x16x2x192xbf16>,
                                   %vc: tensor<?x16x2x128xbf16>,
@@ -379,17 +431,29 @@ func.func @attention_192_128_hq16(%q: tensor<?x16x192xbf16>,
   return %o : tensor<?x16x128xbf16>
 }
 
-// sm_90a: 3 stages would be 64 KB + 3 x 64 KB; 2 stages fit (193 KB).
-// sm_80: 32 KB + 2 x 64 KB + 1 KB = 161 KB fits 163 KB. sm_86: 32 keys.
-// CHECK-LABEL: func.func @attention_256(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
-// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
-// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 32, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// -----
+
+// P = V = 264 (K = V = 64 x 264 x 2 = 33792); pack 8. 64 keys: max(staggered
+// 128 x 264 x 2 + 2 x 33792 = 135168, ring 16 x 264 x 2 + 2 x 67584 =
+// 143616, merge 4 x 128 x 269 = 137728, split 66560) + 512 + 16 = 144144
+// bytes: sm_90, sm_90a and sm_80. sm_86/sm_89: the merge area alone, 137728,
+// exceeds 101376, so no tile fits: the smallest (16 keys, 1 stage) needs
+// 137728 + 2 x 16 x 4 + 16 = 137872, and the shape is rejected.
+// SM90A-LABEL: func.func @attention_256(
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM90-LABEL: func.func @attention_256(
+// SM90: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80-LABEL: func.func @attention_256(
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// NUMSMS-LABEL: func.func @attention_256(
+// NUMSMS: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 32, target_ctas = 32>,
 func.func @attention_256(%q: tensor<?x16x256xbf16>,
                          %kc: tensor<?x16x2x256xbf16>,
                          %vc: tensor<?x16x2x256xbf16>, %bt: tensor<?x?xi32>,
                          %sl: tensor<?xi32>, %qs: tensor<?xi32>)
     -> tensor<?x16x256xbf16> {
+  // ERR86: :[[@LINE+2]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 137872 bytes of shared memory, sm_86 allows 101376
+  // ERR89: :[[@LINE+1]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 137872 bytes of shared memory, sm_89 allows 101376
   %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
       {softmax_scale = 0.0625 : f64}
       : tensor<?x16x256xbf16>, tensor<?x16x2x256xbf16>,
@@ -398,12 +462,20 @@ func.func @attention_256(%q: tensor<?x16x256xbf16>,
   return %o : tensor<?x16x256xbf16>
 }
 
-// The same shape with fp8 caches: K/V tiles are 1 byte per element, so
-// sm_90a keeps 3 stages (64 KB + 3 x 32 KB + 1 KB) and sm_86 64 keys.
-// CHECK-LABEL: func.func @attention_256_fp8(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
-// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
-// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// -----
+
+// The same shape with fp8 caches: landing tiles of 64 x (256 + 16) = 17408
+// bytes each. 64 keys: max(staggered 67584 + 2 x 33792 + 2 x 17408 =
+// 169984, ring 8448 + 2 x 34816 + 67584 = 145664, merge 137728, split 66560)
+// + 512 + 16 = 170512 bytes: sm_90/sm_90a only. 32 keys (K = V = 16896,
+// landing 8704): max(staggered 67584 + 33792 + 17408 = 118784, ring 8448 +
+// 2 x 17408 + 33792 = 77056, merge 137728) + 2 x 32 x 4 + 16 = 138000 <=
+// 166912: sm_80. sm_86/sm_89: the merge area dominates every tile, 16 keys
+// at 1 stage need 137872 > 101376: rejected.
+// SM90A-LABEL: func.func @attention_256_fp8(
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80-LABEL: func.func @attention_256_fp8(
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 32, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
 func.func @attention_256_fp8(%q: tensor<?x16x256xbf16>,
                              %kc: tensor<?x16x2x256xf8E4M3FN>,
                              %vc: tensor<?x16x2x256xf8E4M3FN>,
@@ -411,6 +483,8 @@ func.func @attention_256_fp8(%q: tensor<?x16x256xbf16>,
                              %qs: tensor<?xi32>, %ks: tensor<f32>,
                              %vs: tensor<f32>)
     -> tensor<?x16x256xbf16> {
+  // ERR86: :[[@LINE+2]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 137872 bytes of shared memory, sm_86 allows 101376
+  // ERR89: :[[@LINE+1]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 137872 bytes of shared memory, sm_89 allows 101376
   %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs scales %ks, %vs
       {softmax_scale = 0.0625 : f64}
       : tensor<?x16x256xbf16>, tensor<?x16x2x256xf8E4M3FN>,
@@ -420,19 +494,27 @@ func.func @attention_256_fp8(%q: tensor<?x16x256xbf16>,
   return %o : tensor<?x16x256xbf16>
 }
 
-// The largest head dims: the 16-row accumulator is 256 registers per
-// thread, so the V columns split over twice the warps and 128-row tiles
-// (16 warps) exceed the register file. sm_90a: 64 KB + 2 x 64 KB + 1 KB;
-// sm_80: 16 keys at 2 stages; sm_86: 16 keys, 1 stage (64 + 32 + 1 KB).
-// CHECK-LABEL: func.func @attention_512(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 32, num_warps = 8, pipeline_stages = 2, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
-// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 16, num_warps = 8, pipeline_stages = 2, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
-// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// -----
+
+// The largest head dims: the 16-row accumulator is 512 / 2 = 256 registers
+// per thread, so 8 warps (8 x 32 x 255 = 65280 registers <= 65536); 8 / 8
+// heads: pack 1. P = V = 520: the merge area alone is 4 x 128 x (520 + 5) =
+// 268800 bytes, more than any arch allows, so even the smallest tile (16
+// keys, 1 stage: staggered 128 x 520 x 2 + 2 x 16 x 520 x 2 = 166400, ring
+// 16 x 520 x 2 + 2 x 16640 = 49920) needs 268800 + 2 x 16 x 4 + 16 = 268944
+// and the shape is rejected everywhere (though v_dim_padded > 256 would take
+// the CUDA-core kernel, which does not use this layout).
 func.func @attention_512(%q: tensor<?x8x512xbf16>,
                          %kc: tensor<?x16x8x512xbf16>,
                          %vc: tensor<?x16x8x512xbf16>, %bt: tensor<?x?xi32>,
                          %sl: tensor<?xi32>, %qs: tensor<?xi32>)
     -> tensor<?x8x512xbf16> {
+  // ERR90A: :[[@LINE+6]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 268944 bytes of shared memory, sm_90a allows 232448
+  // ERR80: :[[@LINE+5]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 268944 bytes of shared memory, sm_80 allows 166912
+  // ERR86: :[[@LINE+4]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 268944 bytes of shared memory, sm_86 allows 101376
+  // ERR89: :[[@LINE+3]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 268944 bytes of shared memory, sm_89 allows 101376
+  // ERR90: :[[@LINE+2]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 268944 bytes of shared memory, sm_90 allows 232448
+  // ERRNUMSMS: :[[@LINE+1]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 268944 bytes of shared memory, sm_90a allows 232448
   %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
       {softmax_scale = 0.0442 : f64}
       : tensor<?x8x512xbf16>, tensor<?x16x8x512xbf16>,
@@ -441,12 +523,14 @@ func.func @attention_512(%q: tensor<?x8x512xbf16>,
   return %o : tensor<?x8x512xbf16>
 }
 
+// -----
+
 // 96 query heads on one KV head: the pack is the largest divisor of 96 that
-// fits in block_m (96 of 128 rows; 48 of 64).
+// is <= block_m 128: 96 itself. Shared memory as attention_128: 74512 bytes.
 // CHECK-LABEL: func.func @attention_gqa_cap(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 96, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
-// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 48, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
-// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 48, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 96, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 96, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 96, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
 func.func @attention_gqa_cap(%q: tensor<?x96x128xbf16>,
                              %kc: tensor<?x16x1x128xbf16>,
                              %vc: tensor<?x16x1x128xbf16>,
@@ -461,9 +545,11 @@ func.func @attention_gqa_cap(%q: tensor<?x96x128xbf16>,
   return %o : tensor<?x96x128xbf16>
 }
 
-// Head counts and dims dynamic in one operand are read from another.
+// Head counts and dims dynamic in one operand are read from another: Hq 8
+// (output), Hkv 2, qk 64 (k_cache), v 64: pack 4; 67088 bytes as
+// attention_64.
 // CHECK-LABEL: func.func @attention_sizes_from_other_operands(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 8, pipeline_stages = 3, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
 func.func @attention_sizes_from_other_operands(%q: tensor<?x?x?xbf16>,
     %kc: tensor<?x16x2x64xbf16>, %vc: tensor<?x16x2x64xbf16>,
     %bt: tensor<?x?xi32>, %sl: tensor<?xi32>, %qs: tensor<?xi32>)
@@ -475,9 +561,10 @@ func.func @attention_sizes_from_other_operands(%q: tensor<?x?x?xbf16>,
   return %o : tensor<?x8x64xbf16>
 }
 
-// A schedule already present (e.g. for another target) is replaced.
+// A schedule already present (e.g. for another target) is replaced. 8 / 8
+// heads: pack 1; 67088 bytes as attention_64.
 // CHECK-LABEL: func.func @attention_replaces_schedule(
-// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
 func.func @attention_replaces_schedule(%q: tensor<?x8x64xbf16>,
                                        %kc: tensor<?x16x8x64xbf16>,
                                        %vc: tensor<?x16x8x64xbf16>,
