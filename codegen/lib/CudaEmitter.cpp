@@ -41,6 +41,8 @@ std::string literal(double value) {
   return out;
 }
 
+const char *boolLiteral(bool value) { return value ? "true" : "false"; }
+
 /// A float literal (the value rounded to float when compiled).
 std::string floatLiteral(double value) { return literal(value) + "f"; }
 
@@ -1071,6 +1073,7 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   int64_t workspaceTiles = 2 * targetCtas;
   int64_t sharedBytes = attentionSharedBytes(qkPadded, vPadded, blockM, blockN,
                                              stages, maxSplits, fp8);
+  int64_t cacheBytes = fp8 ? 1 : 2;
   int64_t workspaceFloats =
       workspaceTiles * blockM * (vPadded + 2) + targetCtas;
   bool sinks = static_cast<bool>(op.getSinks());
@@ -1187,10 +1190,14 @@ constexpr int kFrontBytes = kLoopBytes > kAfterBytes ? kLoopBytes : kAfterBytes;
 constexpr int kSlotOffset = (kFrontBytes + 15) / 16 * 16;
 constexpr int kSharedBytes = kSlotOffset + 2 * kBlockN * 4 + 16;
 static_assert(kSharedBytes == )" << sharedBytes << R"(, "the launch's dynamic shared memory");
-// 16-byte chunks of one row, where the row is a whole number of them.
-constexpr bool kQVector = (kQkHeadDim * 2) % 16 == 0;
-constexpr bool kKVector = (kQkHeadDim * int(sizeof(cache_t))) % 16 == 0;
-constexpr bool kVVector = (kVHeadDim * int(sizeof(cache_t))) % 16 == 0;
+// Rows copied as 16-byte chunks where a row is a whole number of them
+// (else element by element).
+constexpr bool kQVector = )" << boolLiteral(qkHeadDim * 2 % 16 == 0) << R"(;
+constexpr bool kKVector = )" << boolLiteral(qkHeadDim * cacheBytes % 16 == 0) << R"(;
+constexpr bool kVVector = )" << boolLiteral(vHeadDim * cacheBytes % 16 == 0) << R"(;
+static_assert(kQVector == ((kQkHeadDim * 2) % 16 == 0) &&
+              kKVector == ((kQkHeadDim * int(sizeof(cache_t))) % 16 == 0) &&
+              kVVector == ((kVHeadDim * int(sizeof(cache_t))) % 16 == 0), "copy widths");
 constexpr int kCacheChunk = 16 / int(sizeof(cache_t));  // elements per chunk
 
 struct Args {

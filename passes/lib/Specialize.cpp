@@ -53,22 +53,23 @@
 //    num_warps = 4, doubled when the fp32 output accumulator of 16 rows,
 //    v_dim_padded / 2 registers per thread, exceeds 128 (half the
 //    255-register ceiling; the rest holds the score tile, softmax statistics
-//    and addresses): such shapes (v_dim_padded > 256) take the emitter's
-//    CUDA-core form, whose warps split the V columns.
+//    and addresses): such shapes (v_dim_padded > 256) take the CUDA-core
+//    form, whose warps split the V columns.
 //  - gqa_pack: the query heads of one KV group share every K/V tile, so the
 //    rows of a tile are flattened (query token, head) pairs of gqa_pack
 //    heads: the largest divisor of Hq / Hkv that is <= block_m (equal packs,
 //    none larger than a tile).
-//  - Shared memory (attnc/Dialect/Attn/AttentionTiling.h, shared with the
-//    emitter): the Q tile plus the larger of the K/V pipeline
-//    (pipeline_stages tiles of block_n keys; fp8 caches land raw and widen
-//    into one 16-bit tile), the warps' merge area and the split merge
-//    weights, with rows padded by 16 bytes against bank conflicts; it must
-//    fit the arch's limit. Preference: block_n 64 at 2 stages (cp.async: the
-//    next K or V tile loads under this one's math; at 192/128 bf16 two
-//    blocks fit an SM, 93 KB each); then block_n 32 and 16 at 2 stages, and
-//    last block_n 16 with 1 stage (those take the CUDA-core form). If that
-//    smallest tile does not fit, the shape is rejected.
+//  - Form and shared memory. The tensor-core form takes 16-bit activations,
+//    a cache of the same type or fp8, and v_dim_padded <= 256; its tile is
+//    block_n 64 at 2 stages (cp.async: the next K or V tile loads under this
+//    one's math), and its shared memory (attentionSharedBytes in
+//    attnc/Dialect/Attn/AttentionTiling.h, shared with the emitter: the Q
+//    tile, one K and one V tile staggered or a double-buffered decode ring,
+//    then the merge areas, rows padded by 16 bytes) must fit the arch's
+//    limit; at 192/128 bf16 it is 93 KB, two blocks per SM. Otherwise the
+//    shape takes the CUDA-core form, recorded as block_n 16 at 1 stage (it
+//    keeps no K/V tiles), whose num_warps x group x (2 + v_head_dim) floats
+//    of shared memory must fit; if they do not, the shape is rejected.
 //  - Split-KV: target_ctas = 2 * SMs (two blocks per SM: one wave where two
 //    fit, and a second wave that evens out unequal splits of a varlen batch
 //    where they do not); split_kv_min_keys = 256 (4 tiles of 64 keys: enough
@@ -118,20 +119,18 @@ struct ArchInfo {
   /// Largest dynamic shared memory a block can opt into, in bytes
   /// (cudaDevAttrMaxSharedMemoryPerBlockOptin).
   int64_t maxSharedBytes;
-  int64_t registersPerSm;
-  int64_t maxRegistersPerThread;
 };
 
 constexpr ArchInfo kArchs[] = {
     // A100 SXM.
-    {"sm_80", 108, 163 * 1024, 65536, 255},
+    {"sm_80", 108, 163 * 1024},
     // RTX A6000 / A40.
-    {"sm_86", 84, 99 * 1024, 65536, 255},
+    {"sm_86", 84, 99 * 1024},
     // RTX 4090.
-    {"sm_89", 128, 99 * 1024, 65536, 255},
+    {"sm_89", 128, 99 * 1024},
     // H100 / H200 SXM.
-    {"sm_90", 132, 227 * 1024, 65536, 255},
-    {"sm_90a", 132, 227 * 1024, 65536, 255},
+    {"sm_90", 132, 227 * 1024},
+    {"sm_90a", 132, 227 * 1024},
 };
 
 //===----------------------------------------------------------------------===//
@@ -145,6 +144,8 @@ constexpr int64_t kRowsPerWarp = 16;
 /// Per-thread registers the output accumulator may take.
 constexpr int64_t kAccumulatorRegisters = 128;
 constexpr int64_t kPreferredBlockN = 64;
+/// The widest V head the tensor-core form takes (its fp32 accumulator).
+constexpr int64_t kTensorCoreMaxVDim = 256;
 constexpr int64_t kSplitKvMinKeys = 256;
 constexpr int64_t kMaxKvSplits = 64;
 constexpr int64_t kCtasPerSm = 2;
@@ -313,32 +314,35 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
   // Four warps of two m16 tiles each (see the file header).
   constexpr int64_t kBlockM = 8 * kRowsPerWarp;
   int64_t numWarps = 4 * columnSplits;
-  if (numWarps * kWarpSize * arch.maxRegistersPerThread > arch.registersPerSm)
-    return op.emitOpError() << "cannot be specialized: v_head_dim "
-                            << vHeadDim << " needs " << numWarps
-                            << " warps of " << arch.maxRegistersPerThread
-                            << " registers, more than an SM of " << arch.name
-                            << " has";
-
-  // Candidate tiles, best first (see the file header).
-  SmallVector<Tile> candidates;
-  for (int64_t blockN = kPreferredBlockN; blockN >= kMmaStep; blockN /= 2)
-    candidates.push_back({kBlockM, blockN, 2});
-  const Tile smallest{kBlockM, kMmaStep, 1};
-  candidates.push_back(smallest);
-
-  const Tile *chosen = llvm::find_if(candidates, [&](const Tile &t) {
-    return sharedBytes(t) <= arch.maxSharedBytes;
-  });
-  if (chosen == candidates.end())
-    return op.emitOpError()
-           << "cannot be specialized: its smallest tile (block_m "
-           << smallest.blockM << ", block_n " << smallest.blockN
-           << ", 1 stage) needs " << sharedBytes(smallest)
-           << " bytes of shared memory, " << arch.name << " allows "
-           << arch.maxSharedBytes;
-
   int64_t group = numQHeads / numKvHeads;
+
+  // The tensor-core form where it applies and fits, else the CUDA-core form
+  // (recorded as block_n 16 at 1 stage: it keeps no K/V tiles).
+  Type activation = query.getElementType(), cacheElement = kCache.getElementType();
+  bool sixteenBit = activation.isBF16() || activation.isF16();
+  bool tensorCore = vPadded <= kTensorCoreMaxVDim && sixteenBit &&
+                    (cacheElement == activation || fp8Cache);
+  const Tile tensorTile{kBlockM, kPreferredBlockN, 2};
+  const Tile cudaCoreTile{kBlockM, kMmaStep, 1};
+  const Tile *chosen = &cudaCoreTile;
+  if (tensorCore && sharedBytes(tensorTile) <= arch.maxSharedBytes) {
+    chosen = &tensorTile;
+  } else {
+    // The CUDA-core form merges its warps' partial rows of the group's
+    // heads in shared memory: num_warps x group x (2 + v_head_dim) floats.
+    int64_t need = numWarps * group * (2 + vHeadDim) * 4;
+    if (need > arch.maxSharedBytes)
+      return op.emitOpError()
+             << "cannot be specialized: "
+             << (tensorCore ? "the tensor-core tile needs " +
+                                  std::to_string(sharedBytes(tensorTile)) +
+                                  " bytes of shared memory and "
+                            : std::string())
+             << "the CUDA-core form needs " << need
+             << " bytes (num_warps x group x (2 + v_head_dim) floats), "
+             << arch.name << " allows " << arch.maxSharedBytes;
+  }
+
   int64_t gqaPack = 1;
   for (int64_t pack = std::min(group, chosen->blockM); pack >= 1; --pack)
     if (group % pack == 0) {

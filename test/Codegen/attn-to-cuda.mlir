@@ -93,12 +93,10 @@
 // The rows are not whole 16-byte chunks: a q row is 2 x 2 = 4 bytes, a K row
 // 2 x 2 = 4 (bf16 cache), a V row 3 x 2 = 6, so kQVector, kKVector and
 // kVVector are false and Q, K and V load element by element (the scalar
-// branches checked below), after the shared memory is zero-filled. The
-// emitter prints the conditions, not their values.
-// CHECK-NEXT: // 16-byte chunks of one row, where the row is a whole number of them.
-// CHECK-NEXT: constexpr bool kQVector = (kQkHeadDim * 2) % 16 == 0;
-// CHECK-NEXT: constexpr bool kKVector = (kQkHeadDim * int(sizeof(cache_t))) % 16 == 0;
-// CHECK-NEXT: constexpr bool kVVector = (kVHeadDim * int(sizeof(cache_t))) % 16 == 0;
+// branches checked below), after the shared memory is zero-filled.
+// CHECK: constexpr bool kQVector = false;
+// CHECK-NEXT: constexpr bool kKVector = false;
+// CHECK-NEXT: constexpr bool kVVector = false;
 // CHECK: const act_t *__restrict__ gate;
 // CHECK: float score_scale;  // log2 units per raw q.k{{$}}
 // CHECK-NEXT: float out_scale;    // value_scale{{$}}
@@ -282,6 +280,11 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // CHECK-NEXT: constexpr int kKLandBytes = kBlockN * kKRawStride;
 // CHECK-NEXT: constexpr int kVLandBytes = kBlockN * kVRawStride;
 // CHECK: static_assert(kSharedBytes == 117264, "the launch's dynamic shared memory");
+// Whole 16-byte chunks: a q row is 192 x 2 = 384 bytes, fp8 K and V rows
+// 192 and 128 bytes.
+// CHECK: constexpr bool kQVector = true;
+// CHECK-NEXT: constexpr bool kKVector = true;
+// CHECK-NEXT: constexpr bool kVVector = true;
 // CHECK: const float *__restrict__ sinks;
 // CHECK: float score_scale;  // log2 units per raw q.k (times k_scale)
 // CHECK-NEXT: float out_scale;    // value_scale times v_scale
@@ -524,21 +527,16 @@ func.func @pair(%qkv: tensor<?x6144xbf16>, %pos: tensor<?xi64>, %slots: tensor<?
 // cache, sinks, a sliding window of 256 and an interleaved gate (per q head
 // [q (384) | gate (384)]: fused width 4 x 768 + 2 x 384 + 2 x 384 = 4608).
 // Schedule: the accumulator is 384 / 2 = 192 registers per thread > 128, so
-// 8 warps; Hq 4 / Hkv 2, pack 2. Shared memory (P = V = 392; K = V = 64 x
-// 392 x 2 = 50176, landing 64 x 400 = 25600): at 64 keys staggered 128 x 392
-// x 2 + 2 x 50176 + 2 x 25600 = 251904 > 232448; at 32 keys (K = V = 25088,
-// landing 12800) max(staggered 100352 + 50176 + 25600 = 176128, ring 16 x
-// 392 x 2 + 2 x 25600 + 50176 = 113920, merge 4 x 128 x 397 = 203264, split
-// 66560) + 2 x 32 x 4 + 16 = 203536 <= 232448: block_n 32. v_dim_padded 384
-// > 256: the reference kernel, one block of 8 x 32 = 256 threads per (token,
-// KV head), its dynamic shared memory 8 warps x 2 heads x (2 + 384) x 4 =
-// 24704 bytes, no workspace and no split count. (512, the largest head dim,
-// is rejected by attn-specialize on every arch: see attn-specialize.mlir.)
+// 8 warps; Hq 4 / Hkv 2, pack 2. v_dim_padded 384 > 256: the CUDA-core
+// form (recorded as block_n 16 at 1 stage), the reference kernel, one block
+// of 8 x 32 = 256 threads per (token, KV head), its dynamic shared memory 8
+// warps x 2 heads x (2 + 384) x 4 = 24704 bytes, no workspace and no split
+// count.
 // CHECK-LABEL: // ===== kernel wide__attention (attention) =====
 // CHECK: // configuration: num_q_heads=4 num_kv_heads=2 qk_head_dim=384 v_head_dim=384 group_size=2
 // CHECK-NEXT: causal sliding_window=256 sinks output_gate
 // CHECK-NEXT: //   activation bf16, cache fp8_e4m3 (block_size 16)
-// CHECK-NEXT: // schedule: block_m=128 block_n=32 num_warps=8 pipeline_stages=2 qk_dim_padded=384 v_dim_padded=384 gqa_pack=2 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264
+// CHECK-NEXT: // schedule: block_m=128 block_n=16 num_warps=8 pipeline_stages=1 qk_dim_padded=384 v_dim_padded=384 gqa_pack=2 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264
 // CHECK-NEXT: // This kernel is the reference-quality form
 // CHECK: using cache_t = __nv_fp8_e4m3;
 // CHECK: constexpr int kGroupSize = 2;

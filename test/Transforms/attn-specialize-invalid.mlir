@@ -43,25 +43,46 @@ func.func @preprocess_v_513(%qkv: tensor<?x769xbf16>, %slots: tensor<?xi64>,
 
 // -----
 
-// f32 512/512. The shared-memory rule (AttentionTiling.h) counts 16-bit
-// rows whatever the activation (f32 would take the CUDA-core form). For the
-// smallest tile (block_n 16, 1 stage), with rows of 520 elements: max(
-// staggered 128 x 520 x 2 + 2 x 16 x 520 x 2 = 166400, ring 16 x 520 x 2 +
-// 1 x 2 x 16 x 520 x 2 = 49920, merge 4 x 128 x (520 + 5) = 268800, split
-// 4 x (2 x 64 x 128 + 2 x 128) = 66560) + slots 2 x 16 x 4 = 128 + 16 =
-// 268944 bytes, more than sm_80's 163 KB = 166912.
-func.func @attention_smem(%q: tensor<?x8x512xf32>,
-                          %kc: tensor<?x16x8x512xf32>,
-                          %vc: tensor<?x16x8x512xf32>, %bt: tensor<?x?xi32>,
-                          %sl: tensor<?xi32>, %qs: tensor<?xi32>)
-    -> tensor<?x8x512xf32> {
-  // expected-error @+1 {{'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 268944 bytes of shared memory, sm_80 allows 166912}}
+// f32 512/512 with 64 query heads on one KV head: f32 activations take the
+// CUDA-core form (8 warps: a 16-row accumulator of 512 columns is 256
+// registers per thread, twice the 128 allowed), whose merge area is
+// 8 warps x 64 heads x (2 + 512) floats x 4 = 1052672 bytes, more than
+// sm_80's 163 KB = 166912.
+func.func @attention_smem_cuda_core(%q: tensor<?x64x512xf32>,
+                                    %kc: tensor<?x16x1x512xf32>,
+                                    %vc: tensor<?x16x1x512xf32>, %bt: tensor<?x?xi32>,
+                                    %sl: tensor<?xi32>, %qs: tensor<?xi32>)
+    -> tensor<?x64x512xf32> {
+  // expected-error @+1 {{'attn.paged_attention' op cannot be specialized: the CUDA-core form needs 1052672 bytes (num_warps x group x (2 + v_head_dim) floats), sm_80 allows 166912}}
   %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
       {softmax_scale = 0.0442 : f64}
-      : tensor<?x8x512xf32>, tensor<?x16x8x512xf32>,
-        tensor<?x16x8x512xf32>, tensor<?x?xi32>, tensor<?xi32>,
-        tensor<?xi32> -> tensor<?x8x512xf32>
-  return %o : tensor<?x8x512xf32>
+      : tensor<?x64x512xf32>, tensor<?x16x1x512xf32>,
+        tensor<?x16x1x512xf32>, tensor<?x?xi32>, tensor<?xi32>,
+        tensor<?xi32> -> tensor<?x64x512xf32>
+  return %o : tensor<?x64x512xf32>
+}
+
+// -----
+
+// bf16 512/256 with 64 query heads on one KV head: the tensor-core form
+// applies (v_dim_padded 256) but its tile does not fit: rows of 520 (Q, K)
+// and 264 (V) elements, Q 128 x 520 x 2 = 133120 + K 64 x 520 x 2 = 66560
+// + V 64 x 264 x 2 = 33792 = 233472 (the decode ring, 16 x 520 x 2 +
+// 2 x (66560 + 33792) = 217344, and the merge areas are smaller) + slots
+// 2 x 64 x 4 = 512 + 16 = 234000 bytes. The CUDA-core form: 4 warps x 64
+// x (2 + 256) x 4 = 264192 bytes. Both exceed 166912.
+func.func @attention_smem_both(%q: tensor<?x64x512xbf16>,
+                               %kc: tensor<?x16x1x512xbf16>,
+                               %vc: tensor<?x16x1x256xbf16>, %bt: tensor<?x?xi32>,
+                               %sl: tensor<?xi32>, %qs: tensor<?xi32>)
+    -> tensor<?x64x256xbf16> {
+  // expected-error @+1 {{'attn.paged_attention' op cannot be specialized: the tensor-core tile needs 234000 bytes of shared memory and the CUDA-core form needs 264192 bytes (num_warps x group x (2 + v_head_dim) floats), sm_80 allows 166912}}
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.0442 : f64}
+      : tensor<?x64x512xbf16>, tensor<?x16x1x512xbf16>,
+        tensor<?x16x1x256xbf16>, tensor<?x?xi32>, tensor<?xi32>,
+        tensor<?xi32> -> tensor<?x64x256xbf16>
+  return %o : tensor<?x64x256xbf16>
 }
 
 // -----

@@ -1,25 +1,9 @@
-// The file is split into chunks so that a run in which some shapes are
-// rejected still prints the schedules of the other chunks; such a run fails
-// (`not`), and its errors are checked too (--implicit-check-not=error:
-// allows no other error). The 512/512 shape is rejected on every arch.
-// RUN: not attn-opt %s -split-input-file -attn-specialize > %t.sm90a 2> %t.sm90a.err
-// RUN: FileCheck %s --check-prefixes=CHECK,SM90A < %t.sm90a
-// RUN: FileCheck %s --check-prefix=ERR90A --implicit-check-not=error: < %t.sm90a.err
-// RUN: not attn-opt %s -split-input-file -attn-specialize=arch=sm_80 > %t.sm80 2> %t.sm80.err
-// RUN: FileCheck %s --check-prefixes=CHECK,SM80 < %t.sm80
-// RUN: FileCheck %s --check-prefix=ERR80 --implicit-check-not=error: < %t.sm80.err
-// RUN: not attn-opt %s -split-input-file -attn-specialize=arch=sm_86 > %t.sm86 2> %t.sm86.err
-// RUN: FileCheck %s --check-prefixes=CHECK,SM86 < %t.sm86
-// RUN: FileCheck %s --check-prefix=ERR86 --implicit-check-not=error: < %t.sm86.err
-// RUN: not attn-opt %s -split-input-file -attn-specialize=arch=sm_89 > %t.sm89 2> %t.sm89.err
-// RUN: FileCheck %s --check-prefixes=CHECK,SM89 < %t.sm89
-// RUN: FileCheck %s --check-prefix=ERR89 --implicit-check-not=error: < %t.sm89.err
-// RUN: not attn-opt %s -split-input-file -attn-specialize=arch=sm_90 > %t.sm90 2> %t.sm90.err
-// RUN: FileCheck %s --check-prefixes=CHECK,SM90 < %t.sm90
-// RUN: FileCheck %s --check-prefix=ERR90 --implicit-check-not=error: < %t.sm90.err
-// RUN: not attn-opt %s -split-input-file '-attn-specialize=num-sms=16' > %t.numsms 2> %t.numsms.err
-// RUN: FileCheck %s --check-prefixes=CHECK,NUMSMS < %t.numsms
-// RUN: FileCheck %s --check-prefix=ERRNUMSMS --implicit-check-not=error: < %t.numsms.err
+// RUN: attn-opt %s -split-input-file -attn-specialize | FileCheck %s --check-prefixes=CHECK,SM90A
+// RUN: attn-opt %s -split-input-file -attn-specialize=arch=sm_80 | FileCheck %s --check-prefixes=CHECK,SM80
+// RUN: attn-opt %s -split-input-file -attn-specialize=arch=sm_86 | FileCheck %s --check-prefixes=CHECK,SM86
+// RUN: attn-opt %s -split-input-file -attn-specialize=arch=sm_89 | FileCheck %s --check-prefixes=CHECK,SM89
+// RUN: attn-opt %s -split-input-file -attn-specialize=arch=sm_90 | FileCheck %s --check-prefixes=CHECK,SM90
+// RUN: attn-opt %s -split-input-file '-attn-specialize=num-sms=16' | FileCheck %s --check-prefixes=CHECK,NUMSMS
 
 // The expected schedules were worked out by hand from the rules in the
 // header of passes/lib/Specialize.cpp and the shared-memory formula of
@@ -44,8 +28,11 @@
 //             splits)), rounded up to 16 bytes
 //   + slots 2 x block_n x 4 + 16,
 // against 227 KB = 232448 bytes (sm_90, sm_90a), 163 KB = 166912 (sm_80) and
-// 99 KB = 101376 (sm_86, sm_89). Tiles in order: block_n 64, 32, 16 at 2
-// stages, then block_n 16 at 1 stage; the shape is rejected when none fits.
+// 99 KB = 101376 (sm_86, sm_89). The tensor-core tile is block_n 64 at 2
+// stages; a shape it does not take (v_dim_padded > 256, f32) or that does
+// not fit gets the CUDA-core form, recorded as block_n 16 at 1 stage, whose
+// num_warps x group x (2 + v_head_dim) floats must fit (no shape here
+// exceeds that; attn-specialize-invalid.mlir has the rejections).
 
 // SM90A: module attributes {attn.target = "sm_90a"}
 // SM80: module attributes {attn.target = "sm_80"}
@@ -436,15 +423,18 @@ func.func @attention_192_128_hq16(%q: tensor<?x16x192xbf16>,
 // P = V = 264 (K = V = 64 x 264 x 2 = 33792); pack 8. 64 keys: max(staggered
 // 128 x 264 x 2 + 2 x 33792 = 135168, ring 16 x 264 x 2 + 2 x 67584 =
 // 143616, merge 4 x 128 x 269 = 137728, split 66560) + 512 + 16 = 144144
-// bytes: sm_90, sm_90a and sm_80. sm_86/sm_89: the merge area alone, 137728,
-// exceeds 101376, so no tile fits: the smallest (16 keys, 1 stage) needs
-// 137728 + 2 x 16 x 4 + 16 = 137872, and the shape is rejected.
+// bytes: sm_90, sm_90a and sm_80. sm_86/sm_89 (101376): the CUDA-core form,
+// 4 warps x 8 heads x (2 + 256) x 4 = 33024 bytes.
 // SM90A-LABEL: func.func @attention_256(
 // SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
 // SM90-LABEL: func.func @attention_256(
 // SM90: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
 // SM80-LABEL: func.func @attention_256(
 // SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86-LABEL: func.func @attention_256(
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// SM89-LABEL: func.func @attention_256(
+// SM89: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 256>,
 // NUMSMS-LABEL: func.func @attention_256(
 // NUMSMS: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 32, target_ctas = 32>,
 func.func @attention_256(%q: tensor<?x16x256xbf16>,
@@ -452,8 +442,6 @@ func.func @attention_256(%q: tensor<?x16x256xbf16>,
                          %vc: tensor<?x16x2x256xbf16>, %bt: tensor<?x?xi32>,
                          %sl: tensor<?xi32>, %qs: tensor<?xi32>)
     -> tensor<?x16x256xbf16> {
-  // ERR86: :[[@LINE+2]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 137872 bytes of shared memory, sm_86 allows 101376
-  // ERR89: :[[@LINE+1]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 137872 bytes of shared memory, sm_89 allows 101376
   %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
       {softmax_scale = 0.0625 : f64}
       : tensor<?x16x256xbf16>, tensor<?x16x2x256xbf16>,
@@ -467,15 +455,16 @@ func.func @attention_256(%q: tensor<?x16x256xbf16>,
 // The same shape with fp8 caches: landing tiles of 64 x (256 + 16) = 17408
 // bytes each. 64 keys: max(staggered 67584 + 2 x 33792 + 2 x 17408 =
 // 169984, ring 8448 + 2 x 34816 + 67584 = 145664, merge 137728, split 66560)
-// + 512 + 16 = 170512 bytes: sm_90/sm_90a only. 32 keys (K = V = 16896,
-// landing 8704): max(staggered 67584 + 33792 + 17408 = 118784, ring 8448 +
-// 2 x 17408 + 33792 = 77056, merge 137728) + 2 x 32 x 4 + 16 = 138000 <=
-// 166912: sm_80. sm_86/sm_89: the merge area dominates every tile, 16 keys
-// at 1 stage need 137872 > 101376: rejected.
+// + 512 + 16 = 170512 bytes: sm_90/sm_90a only. sm_80 (166912), sm_86 and
+// sm_89: the CUDA-core form, 4 x 8 x (2 + 256) x 4 = 33024 bytes.
 // SM90A-LABEL: func.func @attention_256_fp8(
 // SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
 // SM80-LABEL: func.func @attention_256_fp8(
-// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 32, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86-LABEL: func.func @attention_256_fp8(
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// SM89-LABEL: func.func @attention_256_fp8(
+// SM89: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 256>,
 func.func @attention_256_fp8(%q: tensor<?x16x256xbf16>,
                              %kc: tensor<?x16x2x256xf8E4M3FN>,
                              %vc: tensor<?x16x2x256xf8E4M3FN>,
@@ -483,8 +472,6 @@ func.func @attention_256_fp8(%q: tensor<?x16x256xbf16>,
                              %qs: tensor<?xi32>, %ks: tensor<f32>,
                              %vs: tensor<f32>)
     -> tensor<?x16x256xbf16> {
-  // ERR86: :[[@LINE+2]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 137872 bytes of shared memory, sm_86 allows 101376
-  // ERR89: :[[@LINE+1]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 137872 bytes of shared memory, sm_89 allows 101376
   %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs scales %ks, %vs
       {softmax_scale = 0.0625 : f64}
       : tensor<?x16x256xbf16>, tensor<?x16x2x256xf8E4M3FN>,
@@ -497,24 +484,26 @@ func.func @attention_256_fp8(%q: tensor<?x16x256xbf16>,
 // -----
 
 // The largest head dims: the 16-row accumulator is 512 / 2 = 256 registers
-// per thread, so 8 warps (8 x 32 x 255 = 65280 registers <= 65536); 8 / 8
-// heads: pack 1. P = V = 520: the merge area alone is 4 x 128 x (520 + 5) =
-// 268800 bytes, more than any arch allows, so even the smallest tile (16
-// keys, 1 stage: staggered 128 x 520 x 2 + 2 x 16 x 520 x 2 = 166400, ring
-// 16 x 520 x 2 + 2 x 16640 = 49920) needs 268800 + 2 x 16 x 4 + 16 = 268944
-// and the shape is rejected everywhere (though v_dim_padded > 256 would take
-// the CUDA-core kernel, which does not use this layout).
+// per thread, so 8 warps; 8 / 8 heads: pack 1. v_dim_padded 512 > 256: the
+// CUDA-core form on every arch, 8 warps x 1 head x (2 + 512) x 4 = 16448
+// bytes.
+// SM90A-LABEL: func.func @attention_512(
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM90-LABEL: func.func @attention_512(
+// SM90: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM80-LABEL: func.func @attention_512(
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM86-LABEL: func.func @attention_512(
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// SM89-LABEL: func.func @attention_512(
+// SM89: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 256>,
+// NUMSMS-LABEL: func.func @attention_512(
+// NUMSMS: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 32, target_ctas = 32>,
 func.func @attention_512(%q: tensor<?x8x512xbf16>,
                          %kc: tensor<?x16x8x512xbf16>,
                          %vc: tensor<?x16x8x512xbf16>, %bt: tensor<?x?xi32>,
                          %sl: tensor<?xi32>, %qs: tensor<?xi32>)
     -> tensor<?x8x512xbf16> {
-  // ERR90A: :[[@LINE+6]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 268944 bytes of shared memory, sm_90a allows 232448
-  // ERR80: :[[@LINE+5]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 268944 bytes of shared memory, sm_80 allows 166912
-  // ERR86: :[[@LINE+4]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 268944 bytes of shared memory, sm_86 allows 101376
-  // ERR89: :[[@LINE+3]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 268944 bytes of shared memory, sm_89 allows 101376
-  // ERR90: :[[@LINE+2]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 268944 bytes of shared memory, sm_90 allows 232448
-  // ERRNUMSMS: :[[@LINE+1]]:8: error: 'attn.paged_attention' op cannot be specialized: its smallest tile (block_m 128, block_n 16, 1 stage) needs 268944 bytes of shared memory, sm_90a allows 232448
   %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
       {softmax_scale = 0.0442 : f64}
       : tensor<?x8x512xbf16>, tensor<?x16x8x512xbf16>,
