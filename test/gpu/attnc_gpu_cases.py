@@ -376,6 +376,10 @@ def matrix_cases():
         # windows of 1 (only the diagonal) and 5
         AttentionCase((128, 128), (8, 1), "bf16", "same", 16, 1, False, False, "mixed"),
         AttentionCase((2, 3), (16, 2), "fp16", "fp8", 16, 5, True, True, "prefill"),
+        # v_head_dim above 256: the CUDA-core form (no split-KV), with every
+        # epilogue feature and an fp8 cache
+        AttentionCase((320, 384), (8, 2), "bf16", "same", 16, 0, False, False, "mixed"),
+        AttentionCase((384, 384), (4, 2), "fp16", "fp8", 64, 128, True, True, "mixed"),
     ]
     return cases
 
