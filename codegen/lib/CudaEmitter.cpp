@@ -732,6 +732,59 @@ struct BlockState {
 // Attention
 //===----------------------------------------------------------------------===//
 
+/// The tensor parameters every attention kernel form takes, query .. output
+/// (the ABI entries and, below, the CUDA declarations, in the same order).
+std::vector<KernelParam> attentionTensorParams(PagedAttentionOp op, OutputGateOp gateOp,
+                                               ElementType activation,
+                                               ElementType cache) {
+  std::vector<KernelParam> params;
+  params.push_back(pointerParam("query", activation,
+                                abiShape(op.getQuery(), {"num_tokens"})));
+  params.push_back(
+      pointerParam("k_cache", cache, abiShape(op.getKCache(), {"num_blocks"})));
+  params.push_back(
+      pointerParam("v_cache", cache, abiShape(op.getVCache(), {"num_blocks"})));
+  params.push_back(pointerParam(
+      "block_tables", ElementType::I32,
+      abiShape(op.getBlockTables(), {"num_seqs", "max_blocks_per_seq"})));
+  params.push_back(pointerParam("seq_lens", ElementType::I32,
+                                abiShape(op.getSeqLens(), {"num_seqs"})));
+  params.push_back(pointerParam(
+      "query_start_loc", ElementType::I32,
+      abiShape(op.getQueryStartLoc(), {"num_seqs_plus_one"})));
+  if (op.getSinks())
+    params.push_back(
+        pointerParam("sinks", ElementType::F32, abiShape(op.getSinks(), {})));
+  if (cache == ElementType::Fp8E4M3) {
+    params.push_back(pointerParam("k_scale", ElementType::F32, {}));
+    params.push_back(pointerParam("v_scale", ElementType::F32, {}));
+  }
+  if (gateOp)
+    params.push_back(pointerParam("gate", activation,
+                                  abiShape(gateOp.getGate(), {"num_tokens"})));
+  params.push_back(pointerParam("output", activation,
+                                abiShape(op.getOutput(), {"num_tokens"})));
+  return params;
+}
+
+SmallVector<std::string> attentionTensorSignature(bool sinks, bool fp8, bool gate) {
+  SmallVector<std::string> params = {
+      "const act_t *__restrict__ query", "const cache_t *__restrict__ k_cache",
+      "const cache_t *__restrict__ v_cache",
+      "const int *__restrict__ block_tables", "const int *__restrict__ seq_lens",
+      "const int *__restrict__ query_start_loc"};
+  if (sinks)
+    params.push_back("const float *__restrict__ sinks");
+  if (fp8) {
+    params.push_back("const float *__restrict__ k_scale");
+    params.push_back("const float *__restrict__ v_scale");
+  }
+  if (gate)
+    params.push_back("const act_t *__restrict__ gate");
+  params.push_back("act_t *__restrict__ output");
+  return params;
+}
+
 /// The CUDA-core form (one block per query row and KV head): shapes the
 /// tensor-core kernel does not take (v_dim_padded above 256, whose output
 /// accumulator does not fit a warp's registers).
@@ -824,20 +877,7 @@ FailureOr<EmittedKernel> emitReferenceAttention(func::FuncOp function,
     os << "constexpr float kValueScale = " << floatLiteral(valueScale) << ";\n";
   os << "} // namespace\n\n";
 
-  SmallVector<std::string> params = {
-      "const act_t *__restrict__ query", "const cache_t *__restrict__ k_cache",
-      "const cache_t *__restrict__ v_cache",
-      "const int *__restrict__ block_tables", "const int *__restrict__ seq_lens",
-      "const int *__restrict__ query_start_loc"};
-  if (sinks)
-    params.push_back("const float *__restrict__ sinks");
-  if (fp8) {
-    params.push_back("const float *__restrict__ k_scale");
-    params.push_back("const float *__restrict__ v_scale");
-  }
-  if (gate)
-    params.push_back("const act_t *__restrict__ gate");
-  params.push_back("act_t *__restrict__ output");
+  SmallVector<std::string> params = attentionTensorSignature(sinks, fp8, gate);
   params.push_back("int num_tokens");
   params.push_back("int num_seqs");
   params.push_back("int max_blocks_per_seq");
@@ -982,32 +1022,7 @@ FailureOr<EmittedKernel> emitReferenceAttention(func::FuncOp function,
   ElementType cache = abiType(emissionString(emission, "cache"));
   KernelAbi abi;
   abi.name = name;
-  abi.params.push_back(pointerParam("query", activation,
-                                    abiShape(op.getQuery(), {"num_tokens"})));
-  abi.params.push_back(
-      pointerParam("k_cache", cache, abiShape(op.getKCache(), {"num_blocks"})));
-  abi.params.push_back(
-      pointerParam("v_cache", cache, abiShape(op.getVCache(), {"num_blocks"})));
-  abi.params.push_back(pointerParam(
-      "block_tables", ElementType::I32,
-      abiShape(op.getBlockTables(), {"num_seqs", "max_blocks_per_seq"})));
-  abi.params.push_back(pointerParam("seq_lens", ElementType::I32,
-                                    abiShape(op.getSeqLens(), {"num_seqs"})));
-  abi.params.push_back(pointerParam("query_start_loc", ElementType::I32,
-                                    abiShape(op.getQueryStartLoc(),
-                                             {"num_seqs_plus_one"})));
-  if (sinks)
-    abi.params.push_back(
-        pointerParam("sinks", ElementType::F32, abiShape(op.getSinks(), {})));
-  if (fp8) {
-    abi.params.push_back(pointerParam("k_scale", ElementType::F32, {}));
-    abi.params.push_back(pointerParam("v_scale", ElementType::F32, {}));
-  }
-  if (gate)
-    abi.params.push_back(pointerParam("gate", activation,
-                                      abiShape(gateOp.getGate(), {"num_tokens"})));
-  abi.params.push_back(pointerParam("output", activation,
-                                    abiShape(op.getOutput(), {"num_tokens"})));
+  abi.params = attentionTensorParams(op, gateOp, activation, cache);
   abi.params.push_back(scalarParam("num_tokens", ParamKind::I32));
   abi.params.push_back(scalarParam("num_seqs", ParamKind::I32));
   abi.params.push_back(scalarParam("max_blocks_per_seq", ParamKind::I32));
@@ -1885,20 +1900,7 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
 
 )";
 
-  SmallVector<std::string> params = {
-      "const act_t *__restrict__ query", "const cache_t *__restrict__ k_cache",
-      "const cache_t *__restrict__ v_cache",
-      "const int *__restrict__ block_tables", "const int *__restrict__ seq_lens",
-      "const int *__restrict__ query_start_loc"};
-  if (sinks)
-    params.push_back("const float *__restrict__ sinks");
-  if (fp8) {
-    params.push_back("const float *__restrict__ k_scale");
-    params.push_back("const float *__restrict__ v_scale");
-  }
-  if (gate)
-    params.push_back("const act_t *__restrict__ gate");
-  params.push_back("act_t *__restrict__ output");
+  SmallVector<std::string> params = attentionTensorSignature(sinks, fp8, gate);
   params.push_back("float *__restrict__ workspace");
   params.push_back("int num_tokens");
   params.push_back("int num_seqs");
@@ -1959,32 +1961,7 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
   ElementType cache = abiType(cacheName);
   KernelAbi abi;
   abi.name = name;
-  abi.params.push_back(pointerParam("query", activation,
-                                    abiShape(op.getQuery(), {"num_tokens"})));
-  abi.params.push_back(
-      pointerParam("k_cache", cache, abiShape(op.getKCache(), {"num_blocks"})));
-  abi.params.push_back(
-      pointerParam("v_cache", cache, abiShape(op.getVCache(), {"num_blocks"})));
-  abi.params.push_back(pointerParam(
-      "block_tables", ElementType::I32,
-      abiShape(op.getBlockTables(), {"num_seqs", "max_blocks_per_seq"})));
-  abi.params.push_back(pointerParam("seq_lens", ElementType::I32,
-                                    abiShape(op.getSeqLens(), {"num_seqs"})));
-  abi.params.push_back(pointerParam("query_start_loc", ElementType::I32,
-                                    abiShape(op.getQueryStartLoc(),
-                                             {"num_seqs_plus_one"})));
-  if (sinks)
-    abi.params.push_back(
-        pointerParam("sinks", ElementType::F32, abiShape(op.getSinks(), {})));
-  if (fp8) {
-    abi.params.push_back(pointerParam("k_scale", ElementType::F32, {}));
-    abi.params.push_back(pointerParam("v_scale", ElementType::F32, {}));
-  }
-  if (gate)
-    abi.params.push_back(pointerParam("gate", activation,
-                                      abiShape(gateOp.getGate(), {"num_tokens"})));
-  abi.params.push_back(pointerParam("output", activation,
-                                    abiShape(op.getOutput(), {"num_tokens"})));
+  abi.params = attentionTensorParams(op, gateOp, activation, cache);
   abi.params.push_back(pointerParam("workspace", ElementType::F32,
                                     {ShapeDim::constant(workspaceFloats)}));
   abi.params.push_back(scalarParam("num_tokens", ParamKind::I32));
