@@ -286,7 +286,7 @@ __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void *
 /// 16 bytes global -> shared without registers; when `valid` is false the
 /// destination is zero-filled and nothing is read.
 __device__ __forceinline__ void cp_async_16(void *dst, const void *src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n"
                :: "r"(shared_address(dst)), "l"(src), "r"(valid ? 16 : 0));
 }
 __device__ __forceinline__ void cp_async_commit() {
