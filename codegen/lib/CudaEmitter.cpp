@@ -732,6 +732,51 @@ struct BlockState {
 // Attention
 //===----------------------------------------------------------------------===//
 
+/// The comment block that opens every attention kernel's source: the layer,
+/// its configuration and features, dtypes and the schedule.
+void printAttentionHeader(llvm::raw_ostream &os, func::FuncOp function,
+                          PagedAttentionOp op, OutputGateOp gateOp,
+                          DictionaryAttr emission) {
+  AttentionScheduleAttr schedule = op.getScheduleAttr();
+  auto queryType = cast<RankedTensorType>(op.getQuery().getType());
+  auto kCacheType = cast<RankedTensorType>(op.getKCache().getType());
+  auto vCacheType = cast<RankedTensorType>(op.getVCache().getType());
+  double softcap = op.getLogitSoftcap().convertToDouble();
+  double valueScale = op.getValueScale().convertToDouble();
+  os << "// attnc generated kernel " << function.getSymName()
+     << " (attention) for layer " << layerOf(function) << "\n"
+     << "// configuration: num_q_heads=" << queryType.getDimSize(1)
+     << " num_kv_heads=" << kCacheType.getDimSize(2)
+     << " qk_head_dim=" << queryType.getDimSize(2)
+     << " v_head_dim=" << vCacheType.getDimSize(3)
+     << " group_size=" << emissionInt(emission, "group_size") << "\n"
+     << "//   softmax_scale=" << literal(op.getSoftmaxScale().convertToDouble())
+     << (op.getCausal() ? " causal" : " non-causal");
+  if (op.getSlidingWindow())
+    os << " sliding_window=" << op.getSlidingWindow();
+  if (op.getSinks())
+    os << " sinks";
+  if (softcap > 0)
+    os << " logit_softcap=" << literal(softcap);
+  if (valueScale != 1.0)
+    os << " value_scale=" << literal(valueScale);
+  if (gateOp)
+    os << " output_gate";
+  os << "\n//   activation " << emissionString(emission, "activation")
+     << ", cache " << emissionString(emission, "cache") << " (block_size "
+     << emissionInt(emission, "block_size") << ")\n"
+     << "// schedule: block_m=" << schedule.getBlockM()
+     << " block_n=" << schedule.getBlockN()
+     << " num_warps=" << schedule.getNumWarps()
+     << " pipeline_stages=" << schedule.getPipelineStages()
+     << " qk_dim_padded=" << schedule.getQkDimPadded()
+     << " v_dim_padded=" << schedule.getVDimPadded()
+     << " gqa_pack=" << schedule.getGqaPack()
+     << " split_kv_min_keys=" << schedule.getSplitKvMinKeys()
+     << " max_kv_splits=" << schedule.getMaxKvSplits()
+     << " target_ctas=" << schedule.getTargetCtas() << "\n";
+}
+
 /// The tensor parameters every attention kernel form takes, query .. output
 /// (the ABI entries and, below, the CUDA declarations, in the same order).
 std::vector<KernelParam> attentionTensorParams(PagedAttentionOp op, OutputGateOp gateOp,
@@ -816,36 +861,8 @@ FailureOr<EmittedKernel> emitReferenceAttention(func::FuncOp function,
 
   std::string source;
   llvm::raw_string_ostream os(source);
-  os << "// attnc generated kernel " << name << " (attention) for layer "
-     << layerOf(function) << "\n"
-     << "// configuration: num_q_heads=" << numQHeads
-     << " num_kv_heads=" << numKvHeads << " qk_head_dim=" << qkHeadDim
-     << " v_head_dim=" << vHeadDim << " group_size=" << groupSize << "\n"
-     << "//   softmax_scale=" << literal(op.getSoftmaxScale().convertToDouble())
-     << (causal ? " causal" : " non-causal");
-  if (window)
-    os << " sliding_window=" << window;
-  if (sinks)
-    os << " sinks";
-  if (softcap > 0)
-    os << " logit_softcap=" << literal(softcap);
-  if (valueScale != 1.0)
-    os << " value_scale=" << literal(valueScale);
-  if (gate)
-    os << " output_gate";
-  os << "\n//   activation " << emissionString(emission, "activation")
-     << ", cache " << emissionString(emission, "cache") << " (block_size "
-     << emissionInt(emission, "block_size") << ")\n"
-     << "// schedule: block_m=" << schedule.getBlockM()
-     << " block_n=" << schedule.getBlockN() << " num_warps=" << warps
-     << " pipeline_stages=" << schedule.getPipelineStages()
-     << " qk_dim_padded=" << schedule.getQkDimPadded()
-     << " v_dim_padded=" << schedule.getVDimPadded()
-     << " gqa_pack=" << schedule.getGqaPack()
-     << " split_kv_min_keys=" << schedule.getSplitKvMinKeys()
-     << " max_kv_splits=" << schedule.getMaxKvSplits()
-     << " target_ctas=" << schedule.getTargetCtas() << "\n"
-     << "// This kernel is the reference-quality form: one block per (query "
+  printAttentionHeader(os, function, op, gateOp, emission);
+  os     << "// This kernel is the reference-quality form: one block per (query "
         "row, KV head),\n// warps stride over the keys, the group's query "
         "heads share each K/V read.\n"
      << "#include \"attnc_device.cuh\"\n\n"
@@ -1100,33 +1117,8 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
 
   std::string source;
   llvm::raw_string_ostream os(source);
-  os << "// attnc generated kernel " << name << " (attention) for layer "
-     << layerOf(function) << "\n"
-     << "// configuration: num_q_heads=" << numQHeads
-     << " num_kv_heads=" << numKvHeads << " qk_head_dim=" << qkHeadDim
-     << " v_head_dim=" << vHeadDim << " group_size=" << groupSize << "\n"
-     << "//   softmax_scale=" << literal(op.getSoftmaxScale().convertToDouble())
-     << (causal ? " causal" : " non-causal");
-  if (window)
-    os << " sliding_window=" << window;
-  if (sinks)
-    os << " sinks";
-  if (softcap > 0)
-    os << " logit_softcap=" << literal(softcap);
-  if (valueScale != 1.0)
-    os << " value_scale=" << literal(valueScale);
-  if (gate)
-    os << " output_gate";
-  os << "\n//   activation " << activationName << ", cache " << cacheName
-     << " (block_size " << emissionInt(emission, "block_size") << ")\n"
-     << "// schedule: block_m=" << blockM << " block_n=" << blockN
-     << " num_warps=" << warps << " pipeline_stages=" << stages
-     << " qk_dim_padded=" << qkPadded << " v_dim_padded=" << vPadded
-     << " gqa_pack=" << pack
-     << " split_kv_min_keys=" << schedule.getSplitKvMinKeys()
-     << " max_kv_splits=" << maxSplits << " target_ctas=" << targetCtas
-     << "\n"
-     << "// Tensor-core form: mma.sync m16n8k16 with fp32 accumulators, K/V "
+  printAttentionHeader(os, function, op, gateOp, emission);
+  os     << "// Tensor-core form: mma.sync m16n8k16 with fp32 accumulators, K/V "
         "tiles gathered\n// through the block table by a cp.async pipeline, "
         "split-KV merged by the last split.\n"
      << "#include \"attnc_device.cuh\"\n\n"
