@@ -862,7 +862,7 @@ FailureOr<EmittedKernel> emitReferenceAttention(func::FuncOp function,
   std::string source;
   llvm::raw_string_ostream os(source);
   printAttentionHeader(os, function, op, gateOp, emission);
-  os     << "// This kernel is the reference-quality form: one block per (query "
+  os << "// This kernel is the reference-quality form: one block per (query "
         "row, KV head),\n// warps stride over the keys, the group's query "
         "heads share each K/V read.\n"
      << "#include \"attnc_device.cuh\"\n\n"
@@ -1118,7 +1118,7 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   std::string source;
   llvm::raw_string_ostream os(source);
   printAttentionHeader(os, function, op, gateOp, emission);
-  os     << "// Tensor-core form: mma.sync m16n8k16 with fp32 accumulators, K/V "
+  os << "// Tensor-core form: mma.sync m16n8k16 with fp32 accumulators, K/V "
         "tiles gathered\n// through the block table by a cp.async pipeline, "
         "split-KV merged by the last split.\n"
      << "#include \"attnc_device.cuh\"\n\n"
