@@ -74,9 +74,9 @@
 //    fit, and a second wave that evens out unequal splits of a varlen batch
 //    where they do not); split_kv_min_keys = 256 (4 tiles of 64 keys: enough
 //    to fill the pipeline and to amortise the fp32 partial output and its
-//    merge); max_kv_splits = min(64, target_ctas) (the merge reads every
-//    split and the engine sizes the partial-output workspace by it; more
-//    splits than target CTAs never help).
+//    merge; recorded, not yet enforced by the kernel); max_kv_splits =
+//    min(64, target_ctas) (the merge reads every split and the workspace
+//    is sized by it; more splits than target CTAs never help).
 //
 // Requests the target cannot serve are errors at the op (an option error at
 // the first kernel op, or at the module when there is none): unknown arch,

@@ -96,16 +96,19 @@ def Attn_AttentionScheduleAttr : AttrDef<Attn_Dialect, "AttentionSchedule"> {
     against `block_n` keys per step, `num_warps` warps, `pipeline_stages`
     shared-memory stages for K/V tiles. Head dims are padded to
     `qk_dim_padded` / `v_dim_padded` (multiples of the MMA k/n step, 16).
-    Split-KV: a sequence's keys are split into at most `max_kv_splits` chunks
-    of at least `split_kv_min_keys` keys when there are fewer (sequence, KV
-    head) pairs than the `target_ctas` needed to fill the machine; the
-    partial results are merged by a second pass.
+    block_n 16 at 1 stage marks the CUDA-core form, which keeps no K/V
+    tiles. Split-KV: the launcher splits each row block's keys over
+    `num_kv_splits` blocks (grid z), at most `max_kv_splits`, enough to
+    bring the grid to `target_ctas`; the last split to finish merges the
+    partial results (docs/attention-kernel.md). `split_kv_min_keys` is the
+    smallest share of keys a split is meant to get; the kernel does not
+    enforce it yet (a split may get a single 64-key tile, or none).
 
     Example:
     ```mlir
-    #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4,
+    #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4,
         pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128,
-        gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 32,
+        gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64,
         target_ctas = 264>
     ```
   }];
