@@ -732,39 +732,59 @@ struct BlockState {
 // Attention
 //===----------------------------------------------------------------------===//
 
+/// What both attention kernel forms read from the op, its gate and its
+/// prepared emission dictionary.
+struct AttentionLayer {
+  std::string name;
+  StringRef activation, cache;
+  int64_t numQHeads, numKvHeads, qkHeadDim, vHeadDim, groupSize;
+  int64_t window;
+  double softcap, valueScale;
+  bool sinks, fp8, gate, causal;
+
+  AttentionLayer(func::FuncOp function, PagedAttentionOp op,
+                 OutputGateOp gateOp, DictionaryAttr emission)
+      : name(function.getSymName().str()),
+        activation(emissionString(emission, "activation")),
+        cache(emissionString(emission, "cache")),
+        numQHeads(cast<RankedTensorType>(op.getQuery().getType()).getDimSize(1)),
+        numKvHeads(cast<RankedTensorType>(op.getKCache().getType()).getDimSize(2)),
+        qkHeadDim(cast<RankedTensorType>(op.getQuery().getType()).getDimSize(2)),
+        vHeadDim(cast<RankedTensorType>(op.getVCache().getType()).getDimSize(3)),
+        groupSize(emissionInt(emission, "group_size")),
+        window(op.getSlidingWindow()),
+        softcap(op.getLogitSoftcap().convertToDouble()),
+        valueScale(op.getValueScale().convertToDouble()),
+        sinks(static_cast<bool>(op.getSinks())), fp8(cache == "fp8_e4m3"),
+        gate(static_cast<bool>(gateOp)), causal(op.getCausal()) {}
+};
+
 /// The comment block that opens every attention kernel's source: the layer,
 /// its configuration and features, dtypes and the schedule.
-void printAttentionHeader(llvm::raw_ostream &os, func::FuncOp function,
-                          PagedAttentionOp op, OutputGateOp gateOp,
+void printAttentionHeader(llvm::raw_ostream &os, const AttentionLayer &layer,
+                          func::FuncOp function, PagedAttentionOp op,
                           DictionaryAttr emission) {
   AttentionScheduleAttr schedule = op.getScheduleAttr();
-  auto queryType = cast<RankedTensorType>(op.getQuery().getType());
-  auto kCacheType = cast<RankedTensorType>(op.getKCache().getType());
-  auto vCacheType = cast<RankedTensorType>(op.getVCache().getType());
-  double softcap = op.getLogitSoftcap().convertToDouble();
-  double valueScale = op.getValueScale().convertToDouble();
-  os << "// attnc generated kernel " << function.getSymName()
-     << " (attention) for layer " << layerOf(function) << "\n"
-     << "// configuration: num_q_heads=" << queryType.getDimSize(1)
-     << " num_kv_heads=" << kCacheType.getDimSize(2)
-     << " qk_head_dim=" << queryType.getDimSize(2)
-     << " v_head_dim=" << vCacheType.getDimSize(3)
-     << " group_size=" << emissionInt(emission, "group_size") << "\n"
+  os << "// attnc generated kernel " << layer.name << " (attention) for layer "
+     << layerOf(function) << "\n"
+     << "// configuration: num_q_heads=" << layer.numQHeads
+     << " num_kv_heads=" << layer.numKvHeads
+     << " qk_head_dim=" << layer.qkHeadDim << " v_head_dim=" << layer.vHeadDim
+     << " group_size=" << layer.groupSize << "\n"
      << "//   softmax_scale=" << literal(op.getSoftmaxScale().convertToDouble())
-     << (op.getCausal() ? " causal" : " non-causal");
-  if (op.getSlidingWindow())
-    os << " sliding_window=" << op.getSlidingWindow();
-  if (op.getSinks())
+     << (layer.causal ? " causal" : " non-causal");
+  if (layer.window)
+    os << " sliding_window=" << layer.window;
+  if (layer.sinks)
     os << " sinks";
-  if (softcap > 0)
-    os << " logit_softcap=" << literal(softcap);
-  if (valueScale != 1.0)
-    os << " value_scale=" << literal(valueScale);
-  if (gateOp)
+  if (layer.softcap > 0)
+    os << " logit_softcap=" << literal(layer.softcap);
+  if (layer.valueScale != 1.0)
+    os << " value_scale=" << literal(layer.valueScale);
+  if (layer.gate)
     os << " output_gate";
-  os << "\n//   activation " << emissionString(emission, "activation")
-     << ", cache " << emissionString(emission, "cache") << " (block_size "
-     << emissionInt(emission, "block_size") << ")\n"
+  os << "\n//   activation " << layer.activation << ", cache " << layer.cache
+     << " (block_size " << emissionInt(emission, "block_size") << ")\n"
      << "// schedule: block_m=" << schedule.getBlockM()
      << " block_n=" << schedule.getBlockN()
      << " num_warps=" << schedule.getNumWarps()
@@ -775,6 +795,33 @@ void printAttentionHeader(llvm::raw_ostream &os, func::FuncOp function,
      << " split_kv_min_keys=" << schedule.getSplitKvMinKeys()
      << " max_kv_splits=" << schedule.getMaxKvSplits()
      << " target_ctas=" << schedule.getTargetCtas() << "\n";
+}
+
+/// The first constants of both forms: element types and head counts.
+void printTypeConstants(llvm::raw_ostream &os, const AttentionLayer &layer) {
+  os << "using act_t = " << cudaType(layer.activation) << ";\n"
+     << "using cache_t = " << cudaType(layer.cache) << ";\n"
+     << "constexpr int kNumQHeads = " << layer.numQHeads << ";\n"
+     << "constexpr int kNumKvHeads = " << layer.numKvHeads << ";\n"
+     << "constexpr int kGroupSize = " << layer.groupSize << ";\n";
+}
+
+/// The score constants of both forms: the scale, and the window, soft-cap
+/// and value scale where the layer has them.
+void printScoreConstants(llvm::raw_ostream &os, const AttentionLayer &layer,
+                         PagedAttentionOp op, DictionaryAttr emission) {
+  os << "// softmax_scale * log2(e): scores live in log2 units (exp2).\n"
+     << "constexpr float kScaleLog2 = "
+     << floatLiteral(emissionFloat(emission, "scale_log2")) << ";\n";
+  if (layer.window)
+    os << "constexpr int kSlidingWindow = " << layer.window << ";\n";
+  if (layer.softcap > 0)
+    os << "constexpr float kSoftcap = " << floatLiteral(layer.softcap) << ";\n"
+       << "constexpr float kSoftmaxScale = "
+       << floatLiteral(op.getSoftmaxScale().convertToDouble()) << ";\n";
+  if (layer.valueScale != 1.0)
+    os << "constexpr float kValueScale = " << floatLiteral(layer.valueScale)
+       << ";\n";
 }
 
 /// The tensor parameters every attention kernel form takes, query .. output
@@ -835,63 +882,34 @@ SmallVector<std::string> attentionTensorSignature(bool sinks, bool fp8, bool gat
 /// accumulator does not fit a warp's registers).
 FailureOr<EmittedKernel> emitReferenceAttention(func::FuncOp function,
                                                 PagedAttentionOp op,
-                                                OutputGateOp gateOp) {
+                                                OutputGateOp gateOp,
+                                                DictionaryAttr emission) {
   AttentionScheduleAttr schedule = op.getScheduleAttr();
-  FailureOr<DictionaryAttr> prepared = preparedEmission(op, schedule);
-  if (failed(prepared))
-    return failure();
-  DictionaryAttr emission = *prepared;
-  std::string name = function.getSymName().str();
-  auto queryType = cast<RankedTensorType>(op.getQuery().getType());
-  auto kCacheType = cast<RankedTensorType>(op.getKCache().getType());
-  auto vCacheType = cast<RankedTensorType>(op.getVCache().getType());
-  int64_t numQHeads = queryType.getDimSize(1);
-  int64_t numKvHeads = kCacheType.getDimSize(2);
-  int64_t qkHeadDim = queryType.getDimSize(2);
-  int64_t vHeadDim = vCacheType.getDimSize(3);
-  int64_t groupSize = emissionInt(emission, "group_size");
+  AttentionLayer layer(function, op, gateOp, emission);
+  const std::string &name = layer.name;
   int64_t warps = schedule.getNumWarps();
-  bool sinks = static_cast<bool>(op.getSinks());
-  bool fp8 = emissionString(emission, "cache") == "fp8_e4m3";
-  bool gate = static_cast<bool>(gateOp);
-  int64_t window = op.getSlidingWindow();
-  double softcap = op.getLogitSoftcap().convertToDouble();
-  double valueScale = op.getValueScale().convertToDouble();
-  bool causal = op.getCausal();
+  bool sinks = layer.sinks, fp8 = layer.fp8, gate = layer.gate;
+  int64_t window = layer.window;
+  double softcap = layer.softcap, valueScale = layer.valueScale;
+  bool causal = layer.causal;
 
   std::string source;
   llvm::raw_string_ostream os(source);
-  printAttentionHeader(os, function, op, gateOp, emission);
+  printAttentionHeader(os, layer, function, op, emission);
   os << "// This kernel is the reference-quality form: one block per (query "
         "row, KV head),\n// warps stride over the keys, the group's query "
         "heads share each K/V read.\n"
      << "#include \"attnc_device.cuh\"\n\n"
-     << "namespace {\n"
-     << "using act_t = " << cudaType(emissionString(emission, "activation"))
-     << ";\n"
-     << "using cache_t = " << cudaType(emissionString(emission, "cache"))
-     << ";\n"
-     << "constexpr int kNumQHeads = " << numQHeads << ";\n"
-     << "constexpr int kNumKvHeads = " << numKvHeads << ";\n"
-     << "constexpr int kGroupSize = " << groupSize << ";\n"
-     << "constexpr int kQkHeadDim = " << qkHeadDim << ";\n"
-     << "constexpr int kVHeadDim = " << vHeadDim << ";\n"
+     << "namespace {\n";
+  printTypeConstants(os, layer);
+  os << "constexpr int kQkHeadDim = " << layer.qkHeadDim << ";\n"
+     << "constexpr int kVHeadDim = " << layer.vHeadDim << ";\n"
      << "constexpr int kBlockSize = " << emissionInt(emission, "block_size")
      << ";\n"
      << "constexpr int kWarps = " << warps << ";\n"
      << "constexpr int kQkPerLane = (kQkHeadDim + 31) / 32;\n"
-     << "constexpr int kVPerLane = (kVHeadDim + 31) / 32;\n"
-     << "// softmax_scale * log2(e): scores live in log2 units (exp2).\n"
-     << "constexpr float kScaleLog2 = "
-     << floatLiteral(emissionFloat(emission, "scale_log2")) << ";\n";
-  if (window)
-    os << "constexpr int kSlidingWindow = " << window << ";\n";
-  if (softcap > 0)
-    os << "constexpr float kSoftcap = " << floatLiteral(softcap) << ";\n"
-       << "constexpr float kSoftmaxScale = "
-       << floatLiteral(op.getSoftmaxScale().convertToDouble()) << ";\n";
-  if (valueScale != 1.0)
-    os << "constexpr float kValueScale = " << floatLiteral(valueScale) << ";\n";
+     << "constexpr int kVPerLane = (kVHeadDim + 31) / 32;\n";
+  printScoreConstants(os, layer, op, emission);
   os << "} // namespace\n\n";
 
   SmallVector<std::string> params = attentionTensorSignature(sinks, fp8, gate);
@@ -1045,9 +1063,9 @@ FailureOr<EmittedKernel> emitReferenceAttention(func::FuncOp function,
   abi.params.push_back(scalarParam("max_blocks_per_seq", ParamKind::I32));
   abi.block = {static_cast<uint32_t>(warps * 32), 1, 1};
   abi.grid = {GridDimRule::ceilDiv("num_tokens", 1, 1),
-              GridDimRule::fixed(numKvHeads), GridDimRule::fixed(1)};
+              GridDimRule::fixed(layer.numKvHeads), GridDimRule::fixed(1)};
   abi.dynamic_shared_memory_bytes = static_cast<uint32_t>(
-      warps * groupSize * (2 + vHeadDim) * sizeof(float));
+      warps * layer.groupSize * (2 + layer.vHeadDim) * sizeof(float));
   return EmittedKernel{name, "attention",
                        layerOf(function),
                        std::move(source), std::move(abi)};
@@ -1083,20 +1101,16 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   // The tensor-core form covers what its tiling was chosen for; anything
   // else (wide V heads, a cache in another 16-bit type) takes the reference
   // kernel.
-  if (vPadded > 256 || (!fp8 && cacheName != activationName) ||
-      (activationName != "bf16" && activationName != "fp16") ||
+  if (!takesTensorCoreForm(vPadded,
+                           activationName == "bf16" || activationName == "fp16",
+                           fp8 || cacheName == activationName) ||
       blockM != 32 * warps || blockN != 64 || warps != 4 || stages != 2)
-    return emitReferenceAttention(function, op, gateOp);
+    return emitReferenceAttention(function, op, gateOp, emission);
 
-  std::string name = function.getSymName().str();
-  auto queryType = cast<RankedTensorType>(op.getQuery().getType());
-  auto kCacheType = cast<RankedTensorType>(op.getKCache().getType());
-  auto vCacheType = cast<RankedTensorType>(op.getVCache().getType());
-  int64_t numQHeads = queryType.getDimSize(1);
-  int64_t numKvHeads = kCacheType.getDimSize(2);
-  int64_t qkHeadDim = queryType.getDimSize(2);
-  int64_t vHeadDim = vCacheType.getDimSize(3);
-  int64_t groupSize = emissionInt(emission, "group_size");
+  AttentionLayer layer(function, op, gateOp, emission);
+  const std::string &name = layer.name;
+  int64_t numKvHeads = layer.numKvHeads, groupSize = layer.groupSize;
+  int64_t qkHeadDim = layer.qkHeadDim, vHeadDim = layer.vHeadDim;
   int64_t pack = schedule.getGqaPack();
   int64_t targetCtas = schedule.getTargetCtas();
   int64_t maxSplits = schedule.getMaxKvSplits();
@@ -1108,27 +1122,20 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   int64_t cacheBytes = fp8 ? 1 : 2;
   int64_t workspaceFloats =
       workspaceTiles * blockM * (vPadded + 2) + targetCtas;
-  bool sinks = static_cast<bool>(op.getSinks());
-  bool gate = static_cast<bool>(gateOp);
-  int64_t window = op.getSlidingWindow();
-  double softcap = op.getLogitSoftcap().convertToDouble();
-  double valueScale = op.getValueScale().convertToDouble();
-  bool causal = op.getCausal();
+  bool sinks = layer.sinks, gate = layer.gate, causal = layer.causal;
+  int64_t window = layer.window;
+  double softcap = layer.softcap, valueScale = layer.valueScale;
 
   std::string source;
   llvm::raw_string_ostream os(source);
-  printAttentionHeader(os, function, op, gateOp, emission);
+  printAttentionHeader(os, layer, function, op, emission);
   os << "// Tensor-core form: mma.sync m16n8k16 with fp32 accumulators, K/V "
         "tiles gathered\n// through the block table by a cp.async pipeline, "
         "split-KV merged by the last split.\n"
      << "#include \"attnc_device.cuh\"\n\n"
-     << "namespace {\n"
-     << "using act_t = " << cudaType(activationName) << ";\n"
-     << "using cache_t = " << cudaType(cacheName) << ";\n"
-     << "constexpr int kNumQHeads = " << numQHeads << ";\n"
-     << "constexpr int kNumKvHeads = " << numKvHeads << ";\n"
-     << "constexpr int kGroupSize = " << groupSize << ";\n"
-     << "constexpr int kPack = " << pack
+     << "namespace {\n";
+  printTypeConstants(os, layer);
+  os << "constexpr int kPack = " << pack
      << "; // query heads of one KV group per tile row group\n"
      << "constexpr int kPacksPerGroup = kGroupSize / kPack;\n"
      << "constexpr int kQkHeadDim = " << qkHeadDim << ";\n"
@@ -1144,18 +1151,8 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
      << "constexpr int kStages = " << stages << ";\n"
      << "constexpr int kMaxSplits = " << maxSplits << ";\n"
      << "constexpr int kTargetCtas = " << targetCtas << ";\n"
-     << "constexpr int kWorkspaceTiles = " << workspaceTiles << ";\n"
-     << "// softmax_scale * log2(e): scores live in log2 units (exp2).\n"
-     << "constexpr float kScaleLog2 = "
-     << floatLiteral(emissionFloat(emission, "scale_log2")) << ";\n";
-  if (window)
-    os << "constexpr int kSlidingWindow = " << window << ";\n";
-  if (softcap > 0)
-    os << "constexpr float kSoftcap = " << floatLiteral(softcap) << ";\n"
-       << "constexpr float kSoftmaxScale = "
-       << floatLiteral(op.getSoftmaxScale().convertToDouble()) << ";\n";
-  if (valueScale != 1.0)
-    os << "constexpr float kValueScale = " << floatLiteral(valueScale) << ";\n";
+     << "constexpr int kWorkspaceTiles = " << workspaceTiles << ";\n";
+  printScoreConstants(os, layer, op, emission);
   os << R"(
 // Shared memory. Row strides are padded by 16 bytes so that the 8 rows an
 // ldmatrix reads fall in distinct banks.

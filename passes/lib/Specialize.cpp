@@ -144,8 +144,6 @@ constexpr int64_t kRowsPerWarp = 16;
 /// Per-thread registers the output accumulator may take.
 constexpr int64_t kAccumulatorRegisters = 128;
 constexpr int64_t kPreferredBlockN = 64;
-/// The widest V head the tensor-core form takes (its fp32 accumulator).
-constexpr int64_t kTensorCoreMaxVDim = 256;
 constexpr int64_t kSplitKvMinKeys = 256;
 constexpr int64_t kMaxKvSplits = 64;
 constexpr int64_t kCtasPerSm = 2;
@@ -320,8 +318,8 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
   // (recorded as block_n 16 at 1 stage: it keeps no K/V tiles).
   Type activation = query.getElementType(), cacheElement = kCache.getElementType();
   bool sixteenBit = activation.isBF16() || activation.isF16();
-  bool tensorCore = vPadded <= kTensorCoreMaxVDim && sixteenBit &&
-                    (cacheElement == activation || fp8Cache);
+  bool tensorCore = takesTensorCoreForm(
+      vPadded, sixteenBit, cacheElement == activation || fp8Cache);
   const Tile tensorTile{kBlockM, kPreferredBlockN, 2};
   const Tile cudaCoreTile{kBlockM, kMmaStep, 1};
   const Tile *chosen = &cudaCoreTile;

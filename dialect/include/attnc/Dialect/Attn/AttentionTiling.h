@@ -26,6 +26,15 @@
 
 namespace attnc::attn {
 
+/// Whether the tensor-core form takes a layer: 16-bit activations, a cache
+/// of the same type or fp8, and a V head whose fp32 accumulator fits a
+/// warp's registers (v_dim_padded <= 256). attn-specialize chooses the form
+/// by it and the emitter guards on it; the rest take the CUDA-core form.
+inline bool takesTensorCoreForm(int64_t vPadded, bool sixteenBitActivation,
+                                bool cacheIsActivationOrFp8) {
+  return vPadded <= 256 && sixteenBitActivation && cacheIsActivationOrFp8;
+}
+
 inline int64_t attentionSharedBytes(int64_t qkPadded, int64_t vPadded,
                                     int64_t blockM, int64_t blockN,
                                     int64_t stages, int64_t maxSplits,
