@@ -34,6 +34,14 @@ StringRef activationName(Type type) {
   return {};
 }
 
+/// Kernels are emitted for bf16 and f16 activations only.
+LogicalResult checkActivation(Operation *op, Type activation) {
+  if (activationName(activation).empty())
+    return op->emitOpError() << "cannot be emitted: activation type "
+                             << activation << " is not supported (bf16 or f16)";
+  return success();
+}
+
 /// Cache element spelling of the runtime ABI ("fp8_e4m3" for f8E4M3FN).
 StringRef cacheName(Type type) {
   if (isa<Float8E4M3FNType>(type))
@@ -153,10 +161,8 @@ LogicalResult prepare(FusedPreprocessOp op) {
   Type activation = cast<RankedTensorType>(op.getQkv().getType()).getElementType();
   Type cacheElement =
       cast<RankedTensorType>(op.getKCache().getType()).getElementType();
-  if (activationName(activation).empty())
-    return op.emitOpError() << "cannot be emitted: activation type "
-                            << activation
-                            << " is not supported (bf16 or f16)";
+  if (failed(checkActivation(op, activation)))
+    return failure();
   if (op.hasStage(PreprocessStage::rope) && op.getScalingAttr() &&
       op.getScalingAttr().getKind() == RopeScalingKind::dynamic)
     return op.emitOpError()
@@ -217,10 +223,8 @@ LogicalResult prepare(PagedAttentionOp op, OutputGateOp gate) {
   Type activation = queryType.getElementType();
   Type cacheElement =
       cast<RankedTensorType>(op.getKCache().getType()).getElementType();
-  if (activationName(activation).empty())
-    return op.emitOpError() << "cannot be emitted: activation type "
-                            << activation
-                            << " is not supported (bf16 or f16)";
+  if (failed(checkActivation(op, activation)))
+    return failure();
   // The kernel indexes block tables and sequence metadata as int32, as
   // engines store them.
   for (auto [name, value] : {std::pair<StringRef, Value>{"block_tables", op.getBlockTables()},
