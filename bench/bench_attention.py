@@ -52,6 +52,21 @@ def graph_time(fn, rep=100):
     return bench(graph.replay, rep)
 
 
+def attnc_runner(model, query, kc, vc, tables, lens, starts, out):
+    """One attnc attention launch of the benchmark's layer as a closure, with
+    its split-KV workspace (if any) made now, outside any graph capture."""
+    extra = {}
+    workspace = workspace_for(model, "full_attention")
+    if workspace is not None:
+        extra["workspace"] = workspace
+
+    def run():
+        model.attention("full_attention", query, k_cache=kc, v_cache=vc,
+                        block_tables=tables, seq_lens=lens,
+                        query_start_loc=starts, out=out, **extra)
+    return run
+
+
 def workspace_for(model, layer):
     """A zero-filled split-KV workspace made outside any capture (None for
     kernels without split-KV)."""
@@ -104,15 +119,7 @@ def decode(batch, hq=16, hkv=2, length=8192):
     lens = torch.full((batch,), length, device=DEV, dtype=torch.int32)
     starts = torch.arange(batch + 1, device=DEV, dtype=torch.int32)
     out = torch.empty(batch, hq, DV, device=DEV, dtype=torch.bfloat16)
-    extra = {}
-    workspace = workspace_for(model, "full_attention")
-    if workspace is not None:
-        extra["workspace"] = workspace
-
-    def run():
-        model.attention("full_attention", query, k_cache=kc, v_cache=vc,
-                        block_tables=tables, seq_lens=lens,
-                        query_start_loc=starts, out=out, **extra)
+    run = attnc_runner(model, query, kc, vc, tables, lens, starts, out)
     run()
     ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(),
                                          enable_gqa=True)[:, :, 0]
@@ -157,15 +164,7 @@ def prefill(seq=8192, heads=16):
     lens = torch.tensor([seq], device=DEV, dtype=torch.int32)
     starts = torch.tensor([0, seq], device=DEV, dtype=torch.int32)
     out = torch.empty(seq, heads, DV, device=DEV, dtype=torch.bfloat16)
-    extra = {}
-    workspace = workspace_for(model, "full_attention")
-    if workspace is not None:
-        extra["workspace"] = workspace
-
-    def run():
-        model.attention("full_attention", query, k_cache=kc, v_cache=vc,
-                        block_tables=tables, seq_lens=lens,
-                        query_start_loc=starts, out=out, **extra)
+    run = attnc_runner(model, query, kc, vc, tables, lens, starts, out)
     run()
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
         ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)[0].transpose(0, 1)
