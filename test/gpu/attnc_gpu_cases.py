@@ -95,8 +95,21 @@ def rope_valid(name: str, dqk: int) -> bool:
 
 # ---- preprocess ---------------------------------------------------------------------
 
+class CacheDtypes:
+    """The cache dtypes of a case with fields `dtype` (activations) and
+    `cache` (same | fp8)."""
+
+    @property
+    def kv_dtype(self) -> Optional[str]:
+        return "fp8" if self.cache == "fp8" else None
+
+    @property
+    def cache_dtype(self) -> str:
+        return "fp8" if self.cache == "fp8" else self.dtype
+
+
 @dataclass(frozen=True)
-class PreprocessCase:
+class PreprocessCase(CacheDtypes):
     dims: Tuple[int, int]
     heads: Tuple[int, int]
     norm: str          # none | rms | gemma
@@ -107,14 +120,6 @@ class PreprocessCase:
     tokens: int
     block_size: int
     padding: Optional[bool] = None  # None: some padding slots when tokens > 1
-
-    @property
-    def kv_dtype(self) -> Optional[str]:
-        return "fp8" if self.cache == "fp8" else None
-
-    @property
-    def cache_dtype(self) -> str:
-        return "fp8" if self.cache == "fp8" else self.dtype
 
     def spec(self) -> dict:
         (dqk, dv), (hq, hkv) = self.dims, self.heads
@@ -177,7 +182,7 @@ def preprocess_cases():
 # ---- attention --------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class AttentionCase:
+class AttentionCase(CacheDtypes):
     dims: Tuple[int, int]
     heads: Tuple[int, int]
     dtype: str
@@ -188,14 +193,6 @@ class AttentionCase:
     gate: bool
     batch: str           # decode | prefill | mixed
     extra: str = "none"  # none | softcap | value_scale | scale
-
-    @property
-    def kv_dtype(self) -> Optional[str]:
-        return "fp8" if self.cache == "fp8" else None
-
-    @property
-    def cache_dtype(self) -> str:
-        return "fp8" if self.cache == "fp8" else self.dtype
 
     @property
     def softmax_scale(self) -> float:
