@@ -1151,7 +1151,10 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
      << "constexpr int kStages = " << stages << ";\n"
      << "constexpr int kMaxSplits = " << maxSplits << ";\n"
      << "constexpr int kTargetCtas = " << targetCtas << ";\n"
-     << "constexpr int kWorkspaceTiles = " << workspaceTiles << ";\n";
+     << "constexpr int kWorkspaceTiles = " << workspaceTiles << ";\n"
+     << "// Batches of up to kSeqLookupThreads * kThreads sequences find a tile's\n"
+     << "// owner with one parallel pass (else a binary search).\n"
+     << "constexpr int kSeqLookupThreads = 4;\n";
   printScoreConstants(os, layer, op, emission);
   os << R"(
 // Shared memory. Row strides are padded by 16 bytes so that the 8 rows an
@@ -1569,10 +1572,10 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
   const int tile_first = key_begin / kBlockN;
   const int tiles = key_end > key_begin ? (key_end + kBlockN - 1) / kBlockN - tile_first : 0;
   // This split's share of the key tiles.
-  const int splits = gridDim.z;
-  const int per_split = (tiles + splits - 1) / splits;
-  const int my_first = tile_first + int(blockIdx.z) * per_split;
-  const int my_tiles = max(0, min(tiles - int(blockIdx.z) * per_split, per_split));
+  // Balanced: the first tiles % splits splits take one tile more.
+  const int splits = gridDim.z, split = blockIdx.z;
+  const int my_tiles = tiles / splits + (split < tiles % splits ? 1 : 0);
+  const int my_first = tile_first + split * (tiles / splits) + min(split, tiles % splits);
 
   // The rows this thread holds in the MMA layout, and their key ranges.
   const int q_row0 = wm * 16 * MT;
@@ -1829,10 +1832,11 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
   if constexpr (kVHeadDim % 4 == 0) {
     constexpr int kQuads = kVHeadDim >= 4 ? kVHeadDim / 4 : 1;  // (checked even when discarded)
     // Items (4 outputs each) per pass: at most 8, so that the accumulators
-    // and the loads in flight fit in registers; 16 float4 loads in flight.
+    // and the loads in flight fit in registers; 32 float4 loads in flight
+    // (items of rows past `rows` load nothing).
     constexpr int kAllItems = (kTileRows * kQuads + kThreads - 1) / kThreads;
     constexpr int kItems = kAllItems < 8 ? kAllItems : 8;
-    constexpr int kUnroll = 16 / kItems;
+    constexpr int kUnroll = 32 / kItems;
     for (int pass = 0; pass < kAllItems; pass += kItems) {
       float4 acc[kItems];
 #pragma unroll
@@ -1843,10 +1847,12 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
         for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
           for (int i = 0; i < kItems; ++i) {
-            // Past the last split or row: a valid address, weight 0 below.
-            const int z = min(z0 + u, splits_total - 1);
-            const int e = tid + (pass + i) * kThreads, r = min(e / kQuads, rows - 1), d = e % kQuads * 4;
-            v[u][i] = __ldcg(reinterpret_cast<const float4 *>(all_o + ((long long)z * kBlockM + r) * kVPad + d));
+            // Past the last split or row: nothing loaded (weight 0 below).
+            const int z = z0 + u;
+            const int e = tid + (pass + i) * kThreads, r = e / kQuads, d = e % kQuads * 4;
+            v[u][i] = z < splits_total && r < rows
+                          ? __ldcg(reinterpret_cast<const float4 *>(all_o + ((long long)z * kBlockM + r) * kVPad + d))
+                          : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
           }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u)
@@ -1904,19 +1910,43 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
   // rows need; a sequence's spare block exits). Tiles run last first: the
   // last rows of a sequence see the most keys, and start early.
   const int tile_index = (int)gridDim.x - 1 - (int)blockIdx.x;
-  int lo = 0, hi = num_seqs - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if ((int)((long long)query_start_loc[mid] * kPack / kBlockM) + mid <= tile_index) lo = mid;
-    else hi = mid - 1;
+  // The owner is the last sequence whose range starts at or before the tile.
+  int seq, q_start, q_end, kv_len;
+  if (num_seqs <= kSeqLookupThreads * kThreads) {
+    // Every thread tests up to kSeqLookupThreads sequences at once: one
+    // round trip to memory for the lookup and the owner's lengths, where a
+    // binary search would chain log2(num_seqs) of them before the first
+    // K/V copy.
+    __shared__ int4 owner;
+    if (threadIdx.x == 0) owner = make_int4(0, 0, 0, 0);
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < kSeqLookupThreads; ++j) {
+      const int s = (int)threadIdx.x + j * kThreads;
+      if (s < num_seqs) {
+        const int start = query_start_loc[s], end = query_start_loc[s + 1], len = seq_lens[s];
+        const int first_tile = (int)((long long)start * kPack / kBlockM) + s;
+        const int next_tile = (int)((long long)end * kPack / kBlockM) + s + 1;
+        if (first_tile <= tile_index && (s == num_seqs - 1 || tile_index < next_tile))
+          owner = make_int4(s, start, end, len);
+      }
+    }
+    __syncthreads();
+    seq = owner.x, q_start = owner.y, q_end = owner.z, kv_len = owner.w;
+  } else {
+    int lo = 0, hi = num_seqs - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if ((int)((long long)query_start_loc[mid] * kPack / kBlockM) + mid <= tile_index) lo = mid;
+      else hi = mid - 1;
+    }
+    seq = lo, q_start = query_start_loc[seq], q_end = query_start_loc[seq + 1];
+    kv_len = seq_lens[seq];
   }
-  const int seq = lo;
-  const int q_start = query_start_loc[seq];
-  const int q_len = query_start_loc[seq + 1] - q_start;
+  const int q_len = q_end - q_start;
   const int row0 = (tile_index - (int)((long long)q_start * kPack / kBlockM) - seq) * kBlockM;
   const int rows = min(kBlockM, q_len * kPack - row0);
   if (row0 < 0 || rows <= 0) return;
-  const int kv_len = seq_lens[seq];
   Args a;
   a.query = query;
   a.k_cache = k_cache;

@@ -288,3 +288,17 @@ def test_empty_sequences_in_a_batch(models, generator):
     model, out, expected = run_case(models, case, generator,
                                     sequences=[(3, 40), (0, 17), (1, 1), (0, 5), (9, 9)])
     assert_close("out", out, expected, "bf16")
+
+
+@pytest.mark.parametrize("count", [512, 513, 700])
+def test_many_sequences(models, generator, count):
+    """Batches of up to 4 x 128 sequences find each tile's sequence in one
+    parallel pass, larger ones by a binary search: both sides of the
+    threshold, with empty and multi-row sequences among the decode rows."""
+    case = AttentionCase((192, 128), (16, 2), "bf16", "same", 16, 0, True, False, "mixed")
+    sequences = [(1, 1 + (7 * s) % 61) for s in range(count)]
+    sequences[3] = (0, 9)
+    sequences[count // 2] = (40, 70)
+    sequences[-1] = (17, 33)
+    model, out, expected = run_case(models, case, generator, sequences=sequences)
+    assert_close("out", out, expected, "bf16")
