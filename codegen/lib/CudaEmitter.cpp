@@ -1649,8 +1649,11 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
     }
     __syncthreads();
     attnc::cp_async_commit();  // the Q group
+    // Every stage is filled before the loop, and a stage is refilled as soon
+    // as its tile is used: while the block waits for tile it, the tiles up
+    // to it + kStages - 1 are in flight (kStages tiles, not kStages - 1).
 #pragma unroll
-    for (int st = 0; st < kStages - 1; ++st) {
+    for (int st = 0; st < kStages; ++st) {
       if (st < my_tiles) {
         unsigned char *stage = kv + st * (kKLandBytes + kVLandBytes);
         load_k_tile(a, kv_head, slot_s + st * kBlockN, stage);
@@ -1659,27 +1662,20 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
       attnc::cp_async_commit();
     }
     // The warp's Q rows as A fragments, held for the whole key loop.
-    attnc::cp_async_wait<kStages - 1>();
+    attnc::cp_async_wait<kStages>();
     __syncthreads();
     unsigned qf[kQkPad / 16][4];
 #pragma unroll
     for (int ks = 0; ks < kQkPad / 16; ++ks)
       attnc::ldmatrix_x4(qf[ks], q_s + (lane % 8 + (lane / 8) % 2 * 8) * kQStride + ks * 16 + lane / 16 * 8);
     for (int it = 0; it < my_tiles; ++it) {
-      attnc::cp_async_wait<kStages - 2>();
-      __syncthreads();  // tile it landed; every warp is done with tile it - 1
-      {
-        const int next = it + kStages - 1;
-        if (next < my_tiles) {
-          unsigned char *stage = kv + next % kStages * (kKLandBytes + kVLandBytes);
-          load_k_tile(a, kv_head, slot_s + next % kStages * kBlockN, stage);
-          load_v_tile(a, kv_head, slot_s + next % kStages * kBlockN, stage + kKLandBytes);
-        }
-        attnc::cp_async_commit();
-        if (tid < kBlockN)
-          slot_s[it % kStages * kBlockN + tid] =
-              it + kStages < my_tiles ? key_slot(table, (my_first + it + kStages) * kBlockN + tid, kv_len) : -1;
-      }
+      attnc::cp_async_wait<kStages - 1>();
+      __syncthreads();  // tile it landed
+      // The slots of tile it + kStages: loaded now, stored after this tile's
+      // math, so the block-table read overlaps it.
+      int refill_slot = -1;
+      if (tid < kBlockN && it + kStages < my_tiles)
+        refill_slot = key_slot(table, (my_first + it + kStages) * kBlockN + tid, kv_len);
       unsigned char *stage = kv + it % kStages * (kKLandBytes + kVLandBytes);
       const act_t *k_t = reinterpret_cast<const act_t *>(stage);
       const act_t *v_t = reinterpret_cast<const act_t *>(stage + kKLandBytes);
@@ -1695,6 +1691,14 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
       softmax_step<MT, kNTiles>(s, m, l, o, a, row_begin, row_end,
                                 tile_key < full_begin || tile_key + kBlockN > full_end, tile_key + key0);
       accumulate<MT, kNPerWarp>(o, s, v_t, key0);
+      if (tid < kBlockN)
+        slot_s[it % kStages * kBlockN + tid] = refill_slot;
+      __syncthreads();  // every warp is done with tile it's stage
+      if (it + kStages < my_tiles) {
+        load_k_tile(a, kv_head, slot_s + it % kStages * kBlockN, stage);
+        load_v_tile(a, kv_head, slot_s + it % kStages * kBlockN, stage + kKLandBytes);
+      }
+      attnc::cp_async_commit();
     }
   }
   attnc::cp_async_wait<0>();
