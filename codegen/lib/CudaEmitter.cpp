@@ -794,7 +794,8 @@ void printAttentionHeader(llvm::raw_ostream &os, const AttentionLayer &layer,
      << " gqa_pack=" << schedule.getGqaPack()
      << " split_kv_min_keys=" << schedule.getSplitKvMinKeys()
      << " max_kv_splits=" << schedule.getMaxKvSplits()
-     << " target_ctas=" << schedule.getTargetCtas() << "\n";
+     << " target_ctas=" << schedule.getTargetCtas() << " mma="
+     << schedule.getMma() << "\n";
 }
 
 /// The first constants of both forms: element types and head counts.
@@ -1072,6 +1073,52 @@ FailureOr<EmittedKernel> emitReferenceAttention(func::FuncOp function,
 }
 
 
+/// The wgmma instructions of the wgmma tile for activation type `ptx` ("bf16"
+/// or "f16"): WgmmaSS<N> (S = Q K^T, m64 x N x k16, both operands K-major in
+/// swizzled shared memory, zeroing the accumulators unless `accumulate`) and
+/// WgmmaRS<N> (O += P V, m64 x N x k16, P from registers in the mma.sync A
+/// layout per warp, V MN-major in swizzled shared memory: transposed B).
+void printWgmmaWrappers(llvm::raw_ostream &os, StringRef ptx, int64_t scoresN,
+                        int64_t valuesN) {
+  auto registers = [](int64_t count, int64_t first) {
+    std::string list;
+    for (int64_t i = 0; i < count; ++i)
+      list += (i ? "," : "") + ("%" + std::to_string(first + i));
+    return list;
+  };
+  auto outputs = [](int64_t count) {
+    std::string list;
+    for (int64_t i = 0; i < count; ++i)
+      list += std::string(i ? ", " : "") + "\"+f\"(d[" + std::to_string(i / 4) +
+              "][" + std::to_string(i % 4) + "])";
+    return list;
+  };
+  int64_t sAcc = scoresN / 2, vAcc = valuesN / 2;
+  os << "template <int N> struct WgmmaSS;\n"
+     << "template <> struct WgmmaSS<" << scoresN << "> {\n"
+     << "  static __device__ __forceinline__ void run(float (&d)[" << scoresN / 8
+     << "][4], unsigned long long a, unsigned long long b, int accumulate) {\n"
+     << "    asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" << sAcc + 2
+     << ", 0;\\n\"\n"
+     << "                 \"wgmma.mma_async.sync.aligned.m64n" << scoresN << "k16.f32."
+     << ptx << "." << ptx << " \"\n"
+     << "                 \"{" << registers(sAcc, 0) << "}, %" << sAcc << ", %"
+     << sAcc + 1 << ", p, 1, 1, 0, 0;\\n}\\n\"\n"
+     << "                 : " << outputs(sAcc) << "\n"
+     << "                 : \"l\"(a), \"l\"(b), \"r\"(accumulate));\n  }\n};\n"
+     << "template <int N> struct WgmmaRS;\n"
+     << "template <> struct WgmmaRS<" << valuesN << "> {\n"
+     << "  static __device__ __forceinline__ void run(float (&d)[" << valuesN / 8
+     << "][4], const unsigned (&a)[4], unsigned long long b) {\n"
+     << "    asm volatile(\"wgmma.mma_async.sync.aligned.m64n" << valuesN
+     << "k16.f32." << ptx << "." << ptx << " \"\n"
+     << "                 \"{" << registers(vAcc, 0) << "}, {" << registers(4, vAcc)
+     << "}, %" << vAcc + 4 << ", 1, 1, 1, 1;\\n\"\n"
+     << "                 : " << outputs(vAcc) << "\n"
+     << "                 : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), "
+        "\"l\"(b));\n  }\n};\n";
+}
+
 /// The tensor-core paged attention kernel (mma.sync m16n8k16, fp32
 /// accumulators). A block owns one tile of query rows: `block_m` flattened
 /// (query token, head) rows of one sequence, `gqa_pack` heads of one KV group
@@ -1117,8 +1164,14 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   // Split partials: base tiles * splits < 2 * target_ctas whenever splits > 1
   // (the launcher's rule), so twice the target bounds the workspace.
   int64_t workspaceTiles = 2 * targetCtas;
+  bool wgmma = schedule.getMma() == "wgmma";
+  if (wgmma && (fp8 || cacheName != activationName))
+    return op.emitOpError()
+           << "schedule mma \"wgmma\" needs a cache of the activation type "
+              "(fp8 and other caches take mma.sync), got "
+           << cacheName << " for " << activationName;
   int64_t sharedBytes = attentionSharedBytes(qkPadded, vPadded, blockM, blockN,
-                                             stages, maxSplits, fp8);
+                                             stages, maxSplits, fp8, wgmma);
   int64_t cacheBytes = fp8 ? 1 : 2;
   int64_t workspaceFloats =
       workspaceTiles * blockM * (vPadded + 2) + targetCtas;
@@ -1129,9 +1182,12 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   std::string source;
   llvm::raw_string_ostream os(source);
   printAttentionHeader(os, layer, function, op, emission);
-  os << "// Tensor-core form: mma.sync m16n8k16 with fp32 accumulators, K/V "
-        "tiles gathered\n// through the block table by a cp.async pipeline, "
-        "split-KV merged by the last split.\n"
+  os << (wgmma ? "// Tensor-core form: wgmma m64nNk16 (sm_90a) for tiles of more "
+                 "than 16 rows, mma.sync m16n8k16\n// for tiles of at most 16 "
+                 "rows, "
+               : "// Tensor-core form: mma.sync m16n8k16 with ")
+     << "fp32 accumulators, K/V tiles gathered\n// through the block table "
+        "by a cp.async pipeline, split-KV merged by the last split.\n"
      << "#include \"attnc_device.cuh\"\n\n"
      << "namespace {\n";
   printTypeConstants(os, layer);
@@ -1191,11 +1247,31 @@ constexpr int kRingBytes = kDecodeQBytes + kStages * (kKLandBytes + kVLandBytes)
 // the split merge's statistics.
 constexpr int kMergeBytes = 4 * kBlockM * (kOStride + 5);
 constexpr int kSplitBytes = 4 * (2 * kMaxSplits * kBlockM + 2 * kBlockM);
-constexpr int kLoopBytes = kStaggeredBytes > kRingBytes ? kStaggeredBytes : kRingBytes;
-constexpr int kAfterBytes = kMergeBytes > kSplitBytes ? kMergeBytes : kSplitBytes;
+)";
+  if (wgmma)
+    os << R"(// Tiles of more than 16 rows by wgmma: the Q tile, two K tiles and one V
+// tile in 128-byte swizzled rows (1024-byte-aligned atoms, see wgmma_tile).
+constexpr int kWQBytes = kBlockM * kQkPad * 2;
+constexpr int kWKBytes = kBlockN * kQkPad * 2;
+constexpr int kWVBytes = kBlockN * kVPad * 2;
+constexpr int kWgmmaBytes = kWQBytes + 2 * kWKBytes + kWVBytes;
+static_assert(kWQBytes % 1024 == 0 && kWKBytes % 1024 == 0, "swizzle atoms stay aligned");
+static_assert(kThreads == 128 && kBlockM == 128, "one warpgroup, two m64 row blocks");
+static_assert(kQkPad % 64 == 0 && kVPad % 64 == 0 && kVPad <= 256 && kBlockN % 16 == 0 && kBlockN <= 256,
+              "wgmma shapes");
+constexpr int kLoopBytes = kWgmmaBytes > kRingBytes ? kWgmmaBytes : kRingBytes;
+)";
+  else
+    os << R"(constexpr int kLoopBytes = kStaggeredBytes > kRingBytes ? kStaggeredBytes : kRingBytes;
+)";
+  os << R"(constexpr int kAfterBytes = kMergeBytes > kSplitBytes ? kMergeBytes : kSplitBytes;
 constexpr int kFrontBytes = kLoopBytes > kAfterBytes ? kLoopBytes : kAfterBytes;
+// Then the slots of three tiles' keys, the split merge's flag and the
+// tile's sequence (the kernel has no static shared memory).
 constexpr int kSlotOffset = (kFrontBytes + 15) / 16 * 16;
-constexpr int kSharedBytes = kSlotOffset + 2 * kBlockN * 4 + 16;
+constexpr int kSplitFlagOffset = kSlotOffset + 3 * kBlockN * 4;
+constexpr int kOwnerOffset = kSplitFlagOffset + 16;
+constexpr int kSharedBytes = kOwnerOffset + 16;
 static_assert(kSharedBytes == )" << sharedBytes << R"(, "the launch's dynamic shared memory");
 // Rows copied as 16-byte chunks where a row is a whole number of them
 // (else element by element).
@@ -1506,6 +1582,42 @@ __device__ __forceinline__ void softmax_step(float (&s)[MT][kNTiles][4], float (
     }
 }
 
+/// Stores a warp's softmax state after the key loop into the merge area:
+/// o_s [WN][kTileRows][kOStride], then m (times m_scale: log2 units) and l
+/// per (WN, row); the thread's rows are row_base + mt * row_step + lane / 4
+/// (+ 8).
+template <int MT, int kTileRows>
+__device__ __forceinline__ void store_state(const float (&o)[MT][kVPad / 8][4], const float (&m)[MT][2],
+                                            const float (&l)[MT][2], unsigned char *smem, int wn,
+                                            int row_base, int row_step, float m_scale) {
+  float *o_s = reinterpret_cast<float *>(smem);
+  float *m_s = o_s + kBlockM * kOStride;
+  float *l_s = m_s + kBlockM;
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const float mi = m[mt][i] * m_scale;
+      float li = l[mt][i];
+      li += __shfl_xor_sync(0xffffffffu, li, 1);
+      li += __shfl_xor_sync(0xffffffffu, li, 2);
+      const int r = row_base + mt * row_step + g + 8 * i;
+#pragma unroll
+      for (int d = 0; d < kVPad / 8; ++d)
+        *reinterpret_cast<float2 *>(o_s + (wn * kTileRows + r) * kOStride + d * 8 + 2 * t) =
+            make_float2(o[mt][d][2 * i], o[mt][d][2 * i + 1]);
+      if (t == 0) {
+        m_s[wn * kTileRows + r] = mi;
+        l_s[wn * kTileRows + r] = li;
+      }
+    }
+}
+
+template <int WN, int kTileRows>
+__device__ __forceinline__ void tile_epilogue(const Args &a, unsigned char *smem, int rows, int row0,
+                                              int q_start, int head0);
+
 /// One tile of `rows` query rows (flattened (token, head) rows row0.. of the
 /// sequence): WM warps along the rows with MT m16 tiles each, kWarps / WM
 /// warps along the keys of every K/V tile.
@@ -1703,8 +1815,17 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
   }
   attnc::cp_async_wait<0>();
   __syncthreads();  // Q and the K/V buffers become the merge area
+  store_state<MT, kTileRows>(o, m, l, smem, wn, q_row0, 16, )" << (softcap > 0 ? "1.0f" : "a.score_scale") << R"();
+  tile_epilogue<WN, kTileRows>(a, smem, rows, row0, q_start, head0);
+}
 
-  // The warps' states: o_s [WN][kTileRows][kOStride], then m, l per (WN, row).
+/// After the key loop: merges the warps' states (WN of them along the keys)
+/// into rows, then writes the output, or with split-KV this split's partial
+/// state, the last split merging them all.
+template <int WN, int kTileRows>
+__device__ __forceinline__ void tile_epilogue(const Args &a, unsigned char *smem, int rows, int row0,
+                                              int q_start, int head0) {
+  const int tid = threadIdx.x;
   unsigned char *pipe = smem;
   float *o_s = reinterpret_cast<float *>(pipe);
   float *m_s = o_s + kBlockM * kOStride;
@@ -1712,26 +1833,6 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
   float *w_s = l_s + kBlockM;       // [WN][kTileRows] merge weights
   float *row_m = w_s + kBlockM;     // [kTileRows]
   float *row_l = row_m + kBlockM;
-  const float m_scale = )" << (softcap > 0 ? "1.0f" : "a.score_scale") << R"(;  // m to log2 units
-  const int t = lane % 4;
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const float mi = m[mt][i] * m_scale;
-      float li = l[mt][i];
-      li += __shfl_xor_sync(0xffffffffu, li, 1);
-      li += __shfl_xor_sync(0xffffffffu, li, 2);
-      const int r = q_row0 + mt * 16 + g + 8 * i;
-#pragma unroll
-      for (int d = 0; d < kVPad / 8; ++d)
-        *reinterpret_cast<float2 *>(o_s + (wn * kTileRows + r) * kOStride + d * 8 + 2 * t) =
-            make_float2(o[mt][d][2 * i], o[mt][d][2 * i + 1]);
-      if (t == 0) {
-        m_s[wn * kTileRows + r] = mi;
-        l_s[wn * kTileRows + r] = li;
-      }
-    }
   __syncthreads();
   for (int r = tid; r < kTileRows; r += kThreads) {
     float mm = -attnc::infinity();
@@ -1794,7 +1895,7 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
   }
   __threadfence();
   __syncthreads();
-  __shared__ unsigned last_split;
+  unsigned &last_split = *reinterpret_cast<unsigned *>(smem + kSplitFlagOffset);
   if (tid == 0)
     last_split = atomicAdd(counters + tile_id, 1u) == unsigned(splits_total - 1);
   __syncthreads();
@@ -1895,9 +1996,230 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
   if (tid == 0)
     counters[tile_id] = 0u;  // ready for the next launch on this workspace
 }
-} // namespace
-
 )";
+  if (wgmma) {
+    os << "\n// ---- tiles of more than 16 rows: warpgroup MMA (sm_90a) ----\n";
+    printWgmmaWrappers(os, activationName == "bf16" ? "bf16" : "f16", blockN,
+                       vPadded);
+    std::string wgTile = R"WG(
+/// S = Q K^T for row block h (rows 64 h ..) of the Q tile and the kBlockN
+/// keys of one K tile, both from swizzled shared memory.
+__device__ __forceinline__ void wg_scores(float (&s)[kBlockN / 8][4], int h, unsigned long long q_desc,
+                                          unsigned long long k_desc) {
+#pragma unroll
+  for (int kc = 0; kc < kQkPad / 64; ++kc)
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks)
+      WgmmaSS<kBlockN>::run(s, q_desc + ((kc * kBlockM * 128 + h * 64 * 128 + ks * 32) >> 4),
+                            k_desc + ((kc * kBlockN * 128 + ks * 32) >> 4), kc + ks > 0);
+}
+
+/// O += P V for one row block and the V tile; p holds P as A fragments.
+__device__ __forceinline__ void wg_values(float (&o)[kVPad / 8][4], const unsigned (&p)[kBlockN / 16][4],
+                                          unsigned long long v_desc) {
+#pragma unroll
+  for (int kk = 0; kk < kBlockN / 16; ++kk)
+    WgmmaRS<kVPad>::run(o, p[kk], v_desc + ((kk * 16 * 128) >> 4));
+}
+
+/// P (the softmax numerators in s) as A fragments of 16 keys each.
+__device__ __forceinline__ void wg_pack(unsigned (&p)[kBlockN / 16][4], const float (&s)[kBlockN / 8][4]) {
+#pragma unroll
+  for (int kk = 0; kk < kBlockN / 16; ++kk) {
+    p[kk][0] = attnc::pack2<act_t>(s[2 * kk][0], s[2 * kk][1]);
+    p[kk][1] = attnc::pack2<act_t>(s[2 * kk][2], s[2 * kk][3]);
+    p[kk][2] = attnc::pack2<act_t>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+    p[kk][3] = attnc::pack2<act_t>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+  }
+}
+
+/// Issues the copies of one K (kDim = kQkHeadDim) or V tile of kBlockN keys
+/// into the swizzled layout: thread t copies chunk t % 8 of each 64-element
+/// column block of keys t / 8 + 16 i, so that one slot read serves the row
+/// and 8 consecutive threads read 128 contiguous bytes. Keys whose slot is -1
+/// and the padding columns are zero-filled (and read nothing).
+template <int kDim, int kPadDim>
+__device__ __forceinline__ void wg_copy_rows(const cache_t *cache, int kv_head, const int *slots,
+                                             unsigned char *dst) {
+  constexpr int kKeysPerPass = kThreads / 8;
+  static_assert(kBlockN % kKeysPerPass == 0, "whole passes");
+  const int c = threadIdx.x % 8, key0 = threadIdx.x / 8;
+#pragma unroll
+  for (int p = 0; p < kBlockN / kKeysPerPass; ++p) {
+    const int key = key0 + p * kKeysPerPass;
+    const int slot = slots[key];
+    const cache_t *src = cache + ((long long)max(slot, 0) * kNumKvHeads + kv_head) * kDim;
+#pragma unroll
+    for (int b = 0; b < kPadDim / 64; ++b) {
+      const int col = b * 64 + c * 8;
+      attnc::cp_async_16(dst + attnc::sw128_offset<kBlockN>(key, b * 8 + c), src + (col < kDim ? col : 0),
+                         slot >= 0 && col < kDim);
+    }
+  }
+}
+
+/// One tile of `rows` (17..kBlockM) query rows by wgmma, computing what
+/// attention_tile<kWarps, 2> computes (same masks, key ranges, split share,
+/// softmax and epilogue): warp w of the warpgroup holds rows
+/// 64 h + 16 w + lane / 4 (+ 8) of row block h = 0, 1. Per K/V tile j: S_0
+/// and S_1 (the row blocks) are issued together; block 0's softmax runs
+/// while S_1 computes; O_0 += P_0 V_j is issued once V_j has landed and
+/// block 1's softmax runs while it computes. V_j loads from the start of
+/// iteration j (one V buffer), K_{j+1} during all of iteration j (two K
+/// buffers); the slots of tile j + 2 are looked up during iteration j.
+__device__ __forceinline__ void wgmma_tile(const Args &a, int seq, int q_start, int q_len, int kv_len,
+                                           int row0, int rows, unsigned char *smem) {
+  const int tid = threadIdx.x, warp = tid / 32;
+  const int g = (tid % 32) / 4;
+  const int kv_head = blockIdx.y / kPacksPerGroup;
+  const int head0 = kv_head * kGroupSize + blockIdx.y % kPacksPerGroup * kPack;
+  const int first_pos = kv_len - q_len;  // the queries are the last q_len positions
+
+  if ((attnc::shared_address(smem) & 1023u) != 0) {
+    // The swizzled tiles need 1024-byte alignment (the kernel declares it
+    // and has no static shared memory): a loud result, not a wrong one.
+    if (blockIdx.z == 0)
+      for (int e = tid; e < rows * kVHeadDim; e += kThreads) {
+        const int r = e / kVHeadDim, d = e % kVHeadDim, f = row0 + r;
+        a.output[((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kVHeadDim + d] =
+            attnc::from_float<act_t>(__int_as_float(0x7fc00000));
+      }
+    return;
+  }
+  unsigned char *q_s = smem;
+  unsigned char *k_s = q_s + kWQBytes;  // [2] K tiles
+  unsigned char *v_s = k_s + 2 * kWKBytes;
+  int *slot_s = reinterpret_cast<int *>(smem + kSlotOffset);  // [3][kBlockN], a ring
+
+  // Q rows of this tile (committed with the first K tile); rows past `rows`
+  // and padding columns are zero-filled.
+  {
+    const int c = tid % 8, r0 = tid / 8;
+#pragma unroll
+    for (int p = 0; p < kBlockM / 16; ++p) {
+      const int r = r0 + 16 * p, f = row0 + r;
+      const bool valid = r < rows;
+      const act_t *src =
+          a.query + (valid ? ((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kQkHeadDim : 0);
+#pragma unroll
+      for (int b = 0; b < kQkPad / 64; ++b) {
+        const int col = b * 64 + c * 8;
+        attnc::cp_async_16(q_s + attnc::sw128_offset<kBlockM>(r, b * 8 + c), src + (col < kQkHeadDim ? col : 0),
+                           valid && col < kQkHeadDim);
+      }
+    }
+  }
+
+  // Keys this tile's rows attend, and those every row attends (no mask).
+  const int pos_first = first_pos + row0 / kPack;
+  const int pos_last = first_pos + (row0 + rows - 1) / kPack;
+  const int key_begin = row_key_begin(pos_first, kv_len);
+  const int key_end = row_key_end(pos_last, kv_len);
+  const int full_begin = row_key_begin(pos_last, kv_len);
+  const int full_end = row_key_end(pos_first, kv_len);
+  const int tile_first = key_begin / kBlockN;
+  const int tiles = key_end > key_begin ? (key_end + kBlockN - 1) / kBlockN - tile_first : 0;
+  // Balanced: the first tiles % splits splits take one tile more.
+  const int splits = gridDim.z, split = blockIdx.z;
+  const int my_tiles = tiles / splits + (split < tiles % splits ? 1 : 0);
+  const int my_first = tile_first + split * (tiles / splits) + min(split, tiles % splits);
+
+  // The rows this thread holds ([row block][i]), and their key ranges.
+  int row_begin[2][1][2], row_end[2][1][2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int r = h * 64 + warp * 16 + g + 8 * i;
+      const int pos = first_pos + (row0 + r) / kPack;
+      row_begin[h][0][i] = r < rows ? row_key_begin(pos, kv_len) : 0;
+      row_end[h][0][i] = r < rows ? row_key_end(pos, kv_len) : 0;
+    }
+
+  // Per row block h: O, m, l, S and P in attention_tile's shapes with MT = 1.
+  float o[2][1][kVPad / 8][4];
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int d = 0; d < kVPad / 8; ++d)
+      o[h][0][d][0] = o[h][0][d][1] = o[h][0][d][2] = o[h][0][d][3] = 0.0f;
+  float m[2][1][2], l[2][1][2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+    m[h][0][0] = m[h][0][1] = -attnc::infinity(), l[h][0][0] = l[h][0][1] = 0.0f;
+  float s[2][1][kBlockN / 8][4];
+  unsigned p[2][kBlockN / 16][4];
+  const int *table = a.block_tables + (long long)seq * a.max_blocks_per_seq;
+  const unsigned long long q_desc = attnc::sw128_desc(attnc::shared_address(q_s), 16, 1024);
+  const unsigned long long k_desc = attnc::sw128_desc(attnc::shared_address(k_s), 16, 1024);
+  const unsigned long long v_desc = attnc::sw128_desc(attnc::shared_address(v_s), kBlockN * 128, 1024);
+
+  for (int k = tid; k < kBlockN; k += kThreads) {
+    slot_s[k] = my_tiles > 0 ? key_slot(table, my_first * kBlockN + k, kv_len) : -1;
+    slot_s[kBlockN + k] = my_tiles > 1 ? key_slot(table, (my_first + 1) * kBlockN + k, kv_len) : -1;
+  }
+  __syncthreads();
+  if (my_tiles > 0)
+    wg_copy_rows<kQkHeadDim, kQkPad>(a.k_cache, kv_head, slot_s, k_s);
+  attnc::cp_async_commit();
+  for (int it = 0; it < my_tiles; ++it) {
+    const int tile_key = (my_first + it) * kBlockN;
+    attnc::cp_async_wait<0>();
+    attnc::fence_proxy_async();
+    __syncthreads();  // K_it (and Q) landed; every warp is done with V_{it-1} and K_{it-1}
+    // V_it, then K_{it+1} (two groups), then the slots of tile it + 2.
+    wg_copy_rows<kVHeadDim, kVPad>(a.v_cache, kv_head, slot_s + it % 3 * kBlockN, v_s);
+    attnc::cp_async_commit();
+    if (it + 1 < my_tiles)
+      wg_copy_rows<kQkHeadDim, kQkPad>(a.k_cache, kv_head, slot_s + (it + 1) % 3 * kBlockN,
+                                       k_s + (it + 1) % 2 * kWKBytes);
+    attnc::cp_async_commit();
+    for (int k = tid; k < kBlockN; k += kThreads)
+      slot_s[(it + 2) % 3 * kBlockN + k] =
+          it + 2 < my_tiles ? key_slot(table, (my_first + it + 2) * kBlockN + k, kv_len) : -1;
+    const unsigned long long k_cur = k_desc + ((it % 2 * kWKBytes) >> 4);
+    const bool masked = tile_key < full_begin || tile_key + kBlockN > full_end;
+    attnc::wgmma_fence();
+    wg_scores(s[0][0], 0, q_desc, k_cur);
+    attnc::wgmma_commit();
+    wg_scores(s[1][0], 1, q_desc, k_cur);
+    attnc::wgmma_commit();
+    attnc::wgmma_wait<1>();  // S_0 done
+    attnc::fence_regs(s[0]);
+    softmax_step<1, kBlockN / 8>(s[0], m[0], l[0], o[0], a, row_begin[0], row_end[0], masked, tile_key);
+    wg_pack(p[0], s[0][0]);
+    attnc::cp_async_wait<1>();  // V_it (K_{it+1} may still be in flight)
+    attnc::fence_proxy_async();
+    __syncthreads();  // V_it landed
+    attnc::fence_regs(o[0]);
+    attnc::wgmma_fence();
+    wg_values(o[0][0], p[0], v_desc);
+    attnc::wgmma_commit();
+    attnc::wgmma_wait<1>();  // S_1 done (O_0 += P_0 V_it may run on)
+    attnc::fence_regs(s[1]);
+    softmax_step<1, kBlockN / 8>(s[1], m[1], l[1], o[1], a, row_begin[1], row_end[1], masked, tile_key);
+    wg_pack(p[1], s[1][0]);
+    attnc::fence_regs(o[1]);
+    attnc::wgmma_fence();
+    wg_values(o[1][0], p[1], v_desc);
+    attnc::wgmma_commit();
+    attnc::wgmma_wait<0>();
+    attnc::fence_regs(o[0]);
+    attnc::fence_regs(o[1]);
+  }
+  attnc::cp_async_wait<0>();
+  __syncthreads();  // Q and the K/V buffers become the merge area
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+    store_state<1, kBlockM>(o[h], m[h], l[h], smem, 0, h * 64 + warp * 16, 16, @M_SCALE@);
+  tile_epilogue<1, kBlockM>(a, smem, rows, row0, q_start, head0);
+}
+)WG";
+    std::string mScale = softcap > 0 ? "1.0f" : "a.score_scale";
+    wgTile.replace(wgTile.find("@M_SCALE@"), 9, mScale);
+    os << wgTile;
+  }
+  os << "} // namespace\n\n";
 
   SmallVector<std::string> params = attentionTensorSignature(sinks, fp8, gate);
   params.push_back("float *__restrict__ workspace");
@@ -1907,8 +2229,9 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
   params.push_back("int num_kv_splits");
   os << "extern \"C\" __global__ void __launch_bounds__(kThreads)\n"
      << name << "(" << llvm::join(params, ",\n    ") << ") {\n"
-     << R"(  extern __shared__ __align__(16) unsigned char smem[];
-  if (num_seqs <= 0) return;  // malformed batch: nothing owns a row
+     << "  extern __shared__ __align__(" << (wgmma ? 1024 : 16)
+     << ") unsigned char smem[];\n"
+     << R"(  if (num_seqs <= 0) return;  // malformed batch: nothing owns a row
   // The sequence of this tile: sequence s owns the tile range starting at
   // query_start_loc[s] * kPack / kBlockM + s (at least as many tiles as its
   // rows need; a sequence's spare block exits). Tiles run last first: the
@@ -1921,7 +2244,7 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
     // round trip to memory for the lookup and the owner's lengths, where a
     // binary search would chain log2(num_seqs) of them before the first
     // K/V copy.
-    __shared__ int4 owner;
+    int4 &owner = *reinterpret_cast<int4 *>(smem + kOwnerOffset);
     if (threadIdx.x == 0) owner = make_int4(0, 0, 0, 0);
     __syncthreads();
 #pragma unroll
@@ -1976,7 +2299,8 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
   os << R"(  if (rows <= 16)
     attention_tile<1, 1>(a, seq, q_start, q_len, kv_len, row0, rows, smem);
   else
-    attention_tile<kWarps, 2>(a, seq, q_start, q_len, kv_len, row0, rows, smem);
+    )" << (wgmma ? "wgmma_tile(" : "attention_tile<kWarps, 2>(")
+     << R"(a, seq, q_start, q_len, kv_len, row0, rows, smem);
 }
 )";
 

@@ -763,7 +763,8 @@ LogicalResult AttentionScheduleAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t blockM,
     int64_t blockN, int64_t numWarps, int64_t pipelineStages,
     int64_t qkDimPadded, int64_t vDimPadded, int64_t gqaPack,
-    int64_t splitKvMinKeys, int64_t maxKvSplits, int64_t targetCtas) {
+    int64_t splitKvMinKeys, int64_t maxKvSplits, int64_t targetCtas,
+    StringRef mma) {
   if (failed(checkPositiveParameters(
           emitError, "attention_schedule",
           {{"block_m", blockM},
@@ -789,6 +790,25 @@ LogicalResult AttentionScheduleAttr::verify(
     return emitError() << "attention_schedule block_m must be a multiple of "
                           "16, got "
                        << blockM;
+  if (mma != "mma.sync" && mma != "wgmma")
+    return emitError() << "attention_schedule mma must be \"mma.sync\" or "
+                          "\"wgmma\", got \""
+                       << mma << "\"";
+  if (mma == "wgmma") {
+    // Two m64 row blocks per warpgroup, 64-element swizzled column blocks,
+    // and the wgmma N limit for the P V product.
+    if (blockM != 128 || numWarps != 4)
+      return emitError() << "attention_schedule mma \"wgmma\" needs block_m "
+                            "128 and num_warps 4 (one warpgroup, two m64 row "
+                            "blocks), got block_m "
+                         << blockM << " and num_warps " << numWarps;
+    if (qkDimPadded % 64 != 0 || vDimPadded % 64 != 0 || vDimPadded > 256)
+      return emitError() << "attention_schedule mma \"wgmma\" needs "
+                            "qk_dim_padded and v_dim_padded multiples of 64 "
+                            "(128-byte swizzled column blocks) and "
+                            "v_dim_padded <= 256, got "
+                         << qkDimPadded << " and " << vDimPadded;
+  }
   return success();
 }
 

@@ -9,8 +9,9 @@
 // flagship part) sets the SM count to fill. The module gets
 // `attn.target = "<arch>"`. The kernels use mma.sync and cp.async, which
 // every arch of the table has, so the arch decides the limits (shared
-// memory, registers), not the tile (sm_90 and sm_90a schedule alike; the
-// wgmma kernel that would tell them apart is future work).
+// memory, registers); sm_90a alone also has wgmma, which the attention
+// kernel's tiles of more than 16 rows take where the shape suits it (sm_90
+// and sm_90a otherwise schedule alike).
 //
 // Preprocess (#attn.preprocess_schedule; the same on every arch, the kernel
 // is bound by memory bandwidth and 16-byte accesses are the best on all of
@@ -70,6 +71,12 @@
 //    shape takes the CUDA-core form, recorded as block_n 16 at 1 stage (it
 //    keeps no K/V tiles), whose num_warps x group x (2 + v_head_dim) floats
 //    of shared memory must fit; if they do not, the shape is rejected.
+//  - mma: "wgmma" on sm_90a (takesWgmmaForm in AttentionTiling.h: 16-bit
+//    activations with a cache of the same type, head dims padded to
+//    multiples of 64, v_dim_padded <= 128) when two blocks of its tile
+//    (the Q tile, two K tiles and a V tile in 128-byte swizzled rows: 113 KB
+//    at 192/128) still fit an SM; the tile shape is the same (block_m 128,
+//    block_n 64, one warpgroup: two m64 row blocks). Else "mma.sync".
 //  - Split-KV: target_ctas = 2 * SMs (two blocks per SM: one wave where two
 //    fit, and a second wave that evens out unequal splits of a varlen batch
 //    where they do not); split_kv_min_keys = 256 (4 tiles of 64 keys: enough
@@ -119,18 +126,23 @@ struct ArchInfo {
   /// Largest dynamic shared memory a block can opt into, in bytes
   /// (cudaDevAttrMaxSharedMemoryPerBlockOptin).
   int64_t maxSharedBytes;
+  /// Shared memory of one SM (cudaDevAttrMaxSharedMemoryPerMultiprocessor);
+  /// each resident block also takes 1 KB of it for the system.
+  int64_t smSharedBytes;
+  /// Warpgroup MMA (wgmma.mma_async): the arch-specific sm_90a target only.
+  bool wgmma;
 };
 
 constexpr ArchInfo kArchs[] = {
     // A100 SXM.
-    {"sm_80", 108, 163 * 1024},
+    {"sm_80", 108, 163 * 1024, 164 * 1024, false},
     // RTX A6000 / A40.
-    {"sm_86", 84, 99 * 1024},
+    {"sm_86", 84, 99 * 1024, 100 * 1024, false},
     // RTX 4090.
-    {"sm_89", 128, 99 * 1024},
+    {"sm_89", 128, 99 * 1024, 100 * 1024, false},
     // H100 / H200 SXM.
-    {"sm_90", 132, 227 * 1024},
-    {"sm_90a", 132, 227 * 1024},
+    {"sm_90", 132, 227 * 1024, 228 * 1024, false},
+    {"sm_90a", 132, 227 * 1024, 228 * 1024, true},
 };
 
 //===----------------------------------------------------------------------===//
@@ -147,6 +159,8 @@ constexpr int64_t kPreferredBlockN = 64;
 constexpr int64_t kSplitKvMinKeys = 256;
 constexpr int64_t kMaxKvSplits = 64;
 constexpr int64_t kCtasPerSm = 2;
+/// Shared memory the system reserves per resident block.
+constexpr int64_t kBlockReserved = 1024;
 constexpr int64_t kVectorBytes = 16;
 constexpr int64_t kPreprocessBlockThreads = 256;
 /// Far above any GPU; keeps 2 * num-sms far from overflowing.
@@ -301,9 +315,9 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
   bool fp8Cache = byteSize(kCache.getElementType()) == 1;
   int64_t targetCtas = kCtasPerSm * target.numSms;
   int64_t maxSplits = std::min(kMaxKvSplits, targetCtas);
-  auto sharedBytes = [&](const Tile &t) {
+  auto sharedBytes = [&](const Tile &t, bool wgmma = false) {
     return attentionSharedBytes(qkPadded, vPadded, t.blockM, t.blockN,
-                                t.stages, maxSplits, fp8Cache);
+                                t.stages, maxSplits, fp8Cache, wgmma);
   };
   // fp32 output accumulator of one warp's 16 rows, per thread.
   int64_t accumulatorRegisters = vPadded * kRowsPerWarp / kWarpSize;
@@ -341,6 +355,14 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
              << arch.name << " allows " << arch.maxSharedBytes;
   }
 
+  // wgmma for the tiles of more than 16 rows where the arch has it, the
+  // shape suits it, and kCtasPerSm blocks of its tile still fit an SM.
+  bool wgmma = chosen == &tensorTile &&
+               takesWgmmaForm(arch.wgmma, qkPadded, vPadded, sixteenBit,
+                              cacheElement == activation) &&
+               kCtasPerSm * (sharedBytes(tensorTile, true) + kBlockReserved) <=
+                   arch.smSharedBytes;
+
   int64_t gqaPack = 1;
   for (int64_t pack = std::min(group, chosen->blockM); pack >= 1; --pack)
     if (group % pack == 0) {
@@ -352,7 +374,7 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
       [&] { return op.emitOpError() << "chose an invalid schedule: "; },
       op.getContext(), chosen->blockM, chosen->blockN, numWarps,
       chosen->stages, qkPadded, vPadded, gqaPack, kSplitKvMinKeys, maxSplits,
-      targetCtas);
+      targetCtas, StringRef(wgmma ? "wgmma" : "mma.sync"));
   if (!schedule)
     return failure();
   return schedule;

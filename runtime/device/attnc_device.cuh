@@ -297,4 +297,63 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+// ---- warpgroup MMA (wgmma.mma_async, sm_90a only) ----------------------------
+// Shared-memory operands use the 128-byte swizzle of the PTX ISA
+// ("asynchronous warpgroup level matrix shared memory layout"): a tile of R
+// rows x 64 16-bit elements is R rows of 128 bytes in 1024-byte-aligned
+// atoms of 8 rows, 16-byte chunk c of row r stored at chunk c ^ (r % 8); a
+// longer row is split into column blocks of 64 elements, each its own
+// R x 128-byte tile. Accumulators (m64 x N, fp32) are per warp w of the
+// warpgroup the mma.sync C layout of rows 16 w .. 16 w + 15: d[n][e] is row
+// 16 w + lane / 4 + 8 (e / 2), column 8 n + 2 (lane % 4) + e % 2. The
+// wrappers of the instruction itself are printed into each kernel for the
+// shapes it uses. (These helpers are only ever called from sm_90a kernels.)
+
+/// Byte offset of 16-byte chunk `chunk` (elements 8 chunk ..) of row `row`
+/// of a swizzled tile of Rows rows.
+template <int Rows> __device__ __forceinline__ int sw128_offset(int row, int chunk) {
+  return chunk / 8 * (Rows * 128) + row * 128 + ((chunk % 8) ^ (row % 8)) * 16;
+}
+
+/// Matrix descriptor of a 128B-swizzled operand at shared address `addr`:
+/// bits 0-13 addr >> 4, 16-29 leading byte offset >> 4, 32-45 stride byte
+/// offset >> 4, base offset 0 (atoms 1024-byte aligned), bits 62-63 = 1
+/// (128-byte swizzle). K-major operands: stride = 1024 (between 8-row
+/// groups); the leading offset is unused (a k16 step stays inside a
+/// 128-byte row: advance the start by 32 bytes per step). MN-major operands:
+/// leading = distance between 64-element column blocks, stride = 1024.
+/// Adding bytes >> 4 to a descriptor moves its start address.
+__device__ __forceinline__ unsigned long long sw128_desc(unsigned addr, unsigned lbo,
+                                                         unsigned sbo) {
+  return (unsigned long long)((addr & 0x3FFFF) >> 4) |
+         (unsigned long long)((lbo >> 4) & 0x3FFF) << 16 |
+         (unsigned long long)((sbo >> 4) & 0x3FFF) << 32 | 1ull << 62;
+}
+
+template <int Unused = 0> __device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+template <int Unused = 0> __device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+/// Waits until at most N of the warpgroup's committed wgmma groups are pending.
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/// Makes this thread's generic-proxy shared-memory writes (cp.async
+/// included) visible to the async proxy that wgmma reads operands through.
+template <int Unused = 0> __device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+/// Keeps the compiler from moving accesses of these accumulator registers
+/// across a wgmma fence or wait (those asm statements do not name them).
+template <int A, int B> __device__ __forceinline__ void fence_regs(float (&r)[A][B][4]) {
+#pragma unroll
+  for (int i = 0; i < A; ++i)
+#pragma unroll
+    for (int j = 0; j < B; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(r[i][j][e])::"memory");
+}
+
 } // namespace attnc

@@ -14,7 +14,11 @@
 // + 16) and 64 x (v_dim_padded + 16) bytes): max(staggered 128 x P x 2 + K +
 // V (+ landing), ring 16 x P x 2 + 2 x (K + V, or the landing tiles) (+ K +
 // V for fp8), merge 4 x 128 x (V + 5), split 4 x (2 x 64 x 128 + 2 x 128) =
-// 66560) + slots 2 x 64 x 4 = 512 + 16. Workspace W = 2 x 264 x 128 x
+// 66560) + slots 3 x 64 x 4 = 768 + 32 (split flag, tile's sequence). Where
+// the schedule's mma is "wgmma" (sm_90a, 16-bit activations with a cache of
+// the same type, both pads multiples of 64 and v_dim_padded <= 128) the
+// staggered term is the swizzled wgmma tile instead: 128 x qk_dim_padded x 2
+// + 2 x 64 x qk_dim_padded x 2 + 64 x v_dim_padded x 2. Workspace W = 2 x 264 x 128 x
 // (v_dim_padded + 2) + 264 floats. Grid: x = ceil(num_tokens x gqa_pack /
 // 128) + num_seqs, y = Hkv x (group / gqa_pack), z = num_kv_splits.
 // v_dim_padded > 256 (and block_n below 64) takes the CUDA-core reference
@@ -62,7 +66,7 @@
 // Attention: Hq 4 / Hkv 2, group 2, pack 2; head dims pad to 16 (P = V =
 // 24, K = V = 64 x 24 x 2 = 3072). Shared memory: max(staggered 128 x 24 x
 // 2 + 2 x 3072 = 12288, ring 16 x 24 x 2 + 2 x 6144 = 13056, merge 4 x 128 x
-// 29 = 14848, split 66560) + 512 + 16 = 67088 bytes. W = 2 x 264 x 128 x
+// 29 = 14848, split 66560) + 768 + 32 = 67360 bytes (pads of 16: mma.sync). W = 2 x 264 x 128 x
 // (16 + 2) + 264 = 1216512 + 264 = 1216776. Grid y = 2 x (2 / 2) = 2.
 // scale_log2 = 0.7071 x log2(e) = 0.7071 x 1.44269504088896 = 1.0201296634...
 // CHECK-LABEL: // ===== kernel small__attention (attention) =====
@@ -89,7 +93,7 @@
 // CHECK-NEXT: constexpr int kWorkspaceTiles = 528;
 // CHECK: constexpr float kScaleLog2 = 1.0201296634{{[0-9]*}}f;
 // CHECK: constexpr bool kWiden = false;
-// CHECK: static_assert(kSharedBytes == 67088, "the launch's dynamic shared memory");
+// CHECK: static_assert(kSharedBytes == 67360, "the launch's dynamic shared memory");
 // The rows are not whole 16-byte chunks: a q row is 2 x 2 = 4 bytes, a K row
 // 2 x 2 = 4 (bf16 cache), a V row 3 x 2 = 6, so kQVector, kKVector and
 // kVVector are false and Q, K and V load element by element (the scalar
@@ -143,6 +147,7 @@
 // CHECK: a.score_scale = kScaleLog2;
 // CHECK-NEXT: a.out_scale = 1.0f;
 // ABSENT-LABEL: // ===== kernel small__attention (attention) =====
+// ABSENT-NOT: wgmma
 // ABSENT-NOT: sinks
 // ABSENT-NOT: kSlidingWindow
 // ABSENT-NOT: k_scale
@@ -205,7 +210,7 @@
 // CHECK-NEXT: "divisor": 1
 // CHECK-NEXT: }
 // CHECK-NEXT: ],
-// CHECK-NEXT: "dynamic_shared_memory_bytes": 67088,
+// CHECK-NEXT: "dynamic_shared_memory_bytes": 67360,
 // CHECK-NEXT: "hints": {
 // CHECK-NEXT: "max_kv_splits": 64,
 // CHECK-NEXT: "target_ctas": 264
@@ -250,8 +255,9 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // 64 x 200 x 2 = 25600, V = 64 x 136 x 2 = 17408), fp8 cache (landing tiles
 // 64 x 208 = 13312 and 64 x 144 = 9216 bytes). Shared memory: max(staggered
 // 128 x 200 x 2 + 25600 + 17408 + 13312 + 9216 = 116736, ring 16 x 200 x 2 +
-// 2 x 22528 + 43008 = 94464, merge 4 x 128 x 141 = 72192, split 66560) + 512
-// + 16 = 117264 bytes, within 232448: 64 keys, the tensor-core kernel. W =
+// 2 x 22528 + 43008 = 94464, merge 4 x 128 x 141 = 72192, split 66560) + 768
+// + 32 = 117536 bytes, within 232448: 64 keys, the tensor-core kernel (fp8:
+// mma.sync). W =
 // 2 x 264 x 128 x (128 + 2) + 264 = 8785920 + 264 = 8786184. Grid y = 1 x
 // (8 / 8) = 1. scale_log2 = 0.0722 x 1.44269504088896 = 0.1041625819...; the
 // fp8 scales fold into the score (k_scale) and output (v_scale) scales.
@@ -279,7 +285,7 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // CHECK-NEXT: constexpr int kVRawStride = kVPad + 16;
 // CHECK-NEXT: constexpr int kKLandBytes = kBlockN * kKRawStride;
 // CHECK-NEXT: constexpr int kVLandBytes = kBlockN * kVRawStride;
-// CHECK: static_assert(kSharedBytes == 117264, "the launch's dynamic shared memory");
+// CHECK: static_assert(kSharedBytes == 117536, "the launch's dynamic shared memory");
 // Whole 16-byte chunks: a q row is 192 x 2 = 384 bytes, fp8 K and V rows
 // 192 and 128 bytes.
 // CHECK: constexpr bool kQVector = true;
@@ -319,6 +325,7 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // CHECK: a.score_scale = kScaleLog2 * *k_scale;
 // CHECK-NEXT: a.out_scale = 1.0f * *v_scale;
 // ABSENT-LABEL: // ===== kernel big__attention (attention) =====
+// ABSENT-NOT: wgmma
 // ABSENT-NOT: sigmoid
 // ABSENT-NOT: gate
 // ABSENT-NOT: kSoftcap
@@ -378,7 +385,7 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // CHECK-NEXT: "divisor": 1
 // CHECK-NEXT: }
 // CHECK-NEXT: ],
-// CHECK-NEXT: "dynamic_shared_memory_bytes": 117264,
+// CHECK-NEXT: "dynamic_shared_memory_bytes": 117536,
 // CHECK-NEXT: "hints": {
 // CHECK-NEXT: "max_kv_splits": 64,
 // CHECK-NEXT: "target_ctas": 264
@@ -418,14 +425,15 @@ func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?x
 // CHECK-NOT: group_fetch
 // CHECK-LABEL: // ===== abi pair__preprocess =====
 // Attention: Hq 32 / Hkv 8, group 4, pack 4; 128/128 bf16 (P = V = 136, K =
-// V = 17408). Shared memory: max(staggered 128 x 136 x 2 + 2 x 17408 =
-// 69632, ring 16 x 136 x 2 + 2 x 34816 = 73984, merge 4 x 128 x 141 = 72192,
-// split 66560) + 512 + 16 = 74512 bytes. W = 8786184 (v_dim_padded 128 as
+// V = 17408). mma "wgmma" (bf16 cache, pads 128). Shared memory: max(wgmma
+// 128 x 128 x 2 + 2 x 64 x 128 x 2 + 64 x 128 x 2 = 81920, ring 16 x 136 x 2
+// + 2 x 34816 = 73984, merge 4 x 128 x 141 = 72192, split 66560) + 768 + 32
+// = 82720 bytes. W = 8786184 (v_dim_padded 128 as
 // above). Grid y = 8 x (4 / 4) = 8. Rows of 128 x 2 = 256 bytes are whole
 // 16-byte chunks (the cp.async path). No gate, sinks, window or fp8.
 // CHECK-LABEL: // ===== kernel pair__attention (attention) =====
-// CHECK: // schedule: block_m=128 block_n=64 num_warps=4 pipeline_stages=2 qk_dim_padded=128 v_dim_padded=128 gqa_pack=4 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264
-// CHECK-NEXT: // Tensor-core form: mma.sync m16n8k16
+// CHECK: // schedule: block_m=128 block_n=64 num_warps=4 pipeline_stages=2 qk_dim_padded=128 v_dim_padded=128 gqa_pack=4 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264 mma=wgmma
+// CHECK-NEXT: // Tensor-core form: wgmma m64nNk16 (sm_90a) for tiles of more than 16 rows, mma.sync m16n8k16
 // CHECK: using cache_t = __nv_bfloat16;
 // CHECK-NEXT: constexpr int kNumQHeads = 32;
 // CHECK-NEXT: constexpr int kNumKvHeads = 8;
@@ -436,17 +444,30 @@ func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?x
 // CHECK: constexpr int kBlockM = 128;
 // CHECK-NEXT: constexpr int kBlockN = 64;
 // CHECK-NEXT: constexpr int kStages = 2;
-// CHECK: static_assert(kSharedBytes == 74512, "the launch's dynamic shared memory");
+// CHECK: static_assert(kSharedBytes == 82720, "the launch's dynamic shared memory");
 // CHECK: int row_key_begin(int pos, int kv_len) {
 // CHECK-NEXT: return 0;
 // CHECK: float result = m == -attnc::infinity() ? 0.0f : acc / l;
 // CHECK-NEXT: const long long out = ((long long)token * kNumQHeads + head) * kVHeadDim + d;
 // CHECK-NEXT: a.output[out] = attnc::from_float<act_t>(result);
+// The wgmma instructions of the two products: S (m64 x block_n 64, both
+// operands from shared memory) and O += P V (m64 x v_dim_padded 128, P from
+// registers, V transposed).
+// CHECK: "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+// CHECK: "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+// CHECK: "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+// CHECK: }, {%64,%65,%66,%67}, %68, 1, 1, 1, 1;\n"
+// CHECK: __device__ __forceinline__ void wgmma_tile(
 // CHECK: const int *__restrict__ query_start_loc,
 // CHECK-NEXT: act_t *__restrict__ output,
 // CHECK-NEXT: float *__restrict__ workspace,
+// CHECK: extern __shared__ __align__(1024) unsigned char smem[];
 // CHECK: a.score_scale = kScaleLog2;
 // CHECK-NEXT: a.out_scale = 1.0f;
+// CHECK-NEXT: if (rows <= 16)
+// CHECK-NEXT: attention_tile<1, 1>(a, seq, q_start, q_len, kv_len, row0, rows, smem);
+// CHECK-NEXT: else
+// CHECK-NEXT: wgmma_tile(a, seq, q_start, q_len, kv_len, row0, rows, smem);
 // ABSENT-LABEL: // ===== kernel pair__attention (attention) =====
 // ABSENT-NOT: sinks
 // ABSENT-NOT: sigmoid
@@ -503,7 +524,7 @@ func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?x
 // CHECK-NEXT: "divisor": 1
 // CHECK-NEXT: }
 // CHECK-NEXT: ],
-// CHECK-NEXT: "dynamic_shared_memory_bytes": 74512,
+// CHECK-NEXT: "dynamic_shared_memory_bytes": 82720,
 // CHECK-NEXT: "hints": {
 // CHECK-NEXT: "max_kv_splits": 64,
 // CHECK-NEXT: "target_ctas": 264

@@ -309,9 +309,9 @@ func.func @preprocess_f32(%qkv: tensor<?x1536xf32>, %slots: tensor<?xi64>,
 // Dqk 2 / Dv 3 pad to 16 (P = V = 24, K = V = 64 x 24 x 2 = 3072); 2 query
 // heads per KV head: pack 2. max(staggered 128 x 24 x 2 + 3072 + 3072 =
 // 12288, ring 16 x 24 x 2 + 2 x 6144 = 13056, merge 4 x 128 x 29 = 14848,
-// split 66560) + slots 2 x 64 x 4 = 512 + 16 = 67088 bytes: 64 keys at 2
-// stages everywhere. num-sms=16: split 33792 is the largest, 33792 + 512 +
-// 16 = 34320.
+// split 66560) + slots 3 x 64 x 4 = 768 + 32 = 67360 bytes: 64 keys at 2
+// stages everywhere (pads of 16: mma.sync on sm_90a too). num-sms=16:
+// split 33792 is the largest, 33792 + 768 + 32 = 34592.
 // CHECK-LABEL: func.func @attention_2_3(
 // SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
 // SM90: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
@@ -332,10 +332,12 @@ func.func @attention_2_3(%q: tensor<?x4x2xbf16>, %kc: tensor<?x16x2x2xbf16>,
 
 // P = V = 72 (K = V = 9216); 32 / 8 = 4 query heads per KV head: pack 4.
 // max(staggered 128 x 72 x 2 + 2 x 9216 = 36864, ring 16 x 72 x 2 + 2 x
-// 18432 = 39168, merge 4 x 128 x 77 = 39424, split 66560) + 512 + 16 = 67088
-// bytes: 64 keys everywhere.
+// 18432 = 39168, merge 4 x 128 x 77 = 39424, split 66560) + 768 + 32 = 67360
+// bytes: 64 keys everywhere. sm_90a takes wgmma (pads of 64, bf16 cache):
+// its tile 128 x 64 x 2 + 2 x 64 x 64 x 2 + 64 x 64 x 2 = 40960 replaces
+// the staggered term, still 67360 bytes.
 // CHECK-LABEL: func.func @attention_64(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "wgmma">,
 // SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
 // SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
 func.func @attention_64(%q: tensor<?x32x64xbf16>, %kc: tensor<?x16x8x64xbf16>,
@@ -352,10 +354,11 @@ func.func @attention_64(%q: tensor<?x32x64xbf16>, %kc: tensor<?x16x8x64xbf16>,
 
 // P = V = 136 (K = V = 17408); pack 4. max(staggered 128 x 136 x 2 + 2 x
 // 17408 = 69632, ring 16 x 136 x 2 + 2 x 34816 = 73984, merge 4 x 128 x 141
-// = 72192, split 66560) + 512 + 16 = 74512 bytes <= 101376: 64 keys
-// everywhere.
+// = 72192, split 66560) + 768 + 32 = 74784 bytes <= 101376: 64 keys
+// everywhere. sm_90a: wgmma, 128 x 128 x 2 + 2 x 64 x 128 x 2 + 64 x 128 x 2
+// = 81920, so 82720 bytes (two blocks fit its 228 KB).
 // CHECK-LABEL: func.func @attention_128(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "wgmma">,
 // SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
 // SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
 func.func @attention_128(%q: tensor<?x32x128xbf16>,
@@ -374,16 +377,17 @@ func.func @attention_128(%q: tensor<?x32x128xbf16>,
 // MiMo-V2-Flash full attention, 16 query heads per KV head: pack 16. P =
 // 200, V = 136 (K = 64 x 200 x 2 = 25600, V = 17408). max(staggered 128 x
 // 200 x 2 + 25600 + 17408 = 94208, ring 16 x 200 x 2 + 2 x 43008 = 92416,
-// merge 72192, split 66560) + 512 + 16 = 94736 bytes <= 101376: 64 keys on
-// every arch (sm_90 and sm_90a schedule alike). num-sms=16: split 33792,
-// still 94736.
+// merge 72192, split 66560) + 768 + 32 = 95008 bytes <= 101376: 64 keys on
+// every arch. sm_90a: wgmma, 128 x 192 x 2 + 2 x 64 x 192 x 2 + 64 x 128 x
+// 2 = 114688, so 115488 bytes: 2 x (115488 + 1024) = 233024 <= 233472, two
+// blocks per SM. num-sms=16: split 33792, still 95008.
 // CHECK-LABEL: func.func @attention_192_128_hq64(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "wgmma">,
 // SM90: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
 // SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
 // SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
 // SM89: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 256>,
-// NUMSMS: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 32, target_ctas = 32>,
+// NUMSMS: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 32, target_ctas = 32, mma = "wgmma">,
 func.func @attention_192_128_hq64(%q: tensor<?x64x192xbf16>,
                                   %kc: tensor<?x16x4x192xbf16>,
                                   %vc: tensor<?x16x4x128xbf16>,
@@ -399,9 +403,9 @@ func.func @attention_192_128_hq64(%q: tensor<?x64x192xbf16>,
 }
 
 // The decode benchmark's shape: 8 query heads per KV head, pack 8; shared
-// memory as above, 94736 bytes at 64 keys.
+// memory as above, 95008 bytes at 64 keys (115488 with wgmma on sm_90a).
 // CHECK-LABEL: func.func @attention_192_128_hq16(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "wgmma">,
 // SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
 // SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
 func.func @attention_192_128_hq16(%q: tensor<?x16x192xbf16>,
@@ -422,8 +426,8 @@ func.func @attention_192_128_hq16(%q: tensor<?x16x192xbf16>,
 
 // P = V = 264 (K = V = 64 x 264 x 2 = 33792); pack 8. 64 keys: max(staggered
 // 128 x 264 x 2 + 2 x 33792 = 135168, ring 16 x 264 x 2 + 2 x 67584 =
-// 143616, merge 4 x 128 x 269 = 137728, split 66560) + 512 + 16 = 144144
-// bytes: sm_90, sm_90a and sm_80. sm_86/sm_89 (101376): the CUDA-core form,
+// 143616, merge 4 x 128 x 269 = 137728, split 66560) + 768 + 32 = 144416
+// bytes: sm_90, sm_90a (v_dim_padded 256 > 128: mma.sync) and sm_80. sm_86/sm_89 (101376): the CUDA-core form,
 // 4 warps x 8 heads x (2 + 256) x 4 = 33024 bytes.
 // SM90A-LABEL: func.func @attention_256(
 // SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
@@ -455,7 +459,7 @@ func.func @attention_256(%q: tensor<?x16x256xbf16>,
 // The same shape with fp8 caches: landing tiles of 64 x (256 + 16) = 17408
 // bytes each. 64 keys: max(staggered 67584 + 2 x 33792 + 2 x 17408 =
 // 169984, ring 8448 + 2 x 34816 + 67584 = 145664, merge 137728, split 66560)
-// + 512 + 16 = 170512 bytes: sm_90/sm_90a only. sm_80 (166912), sm_86 and
+// + 768 + 32 = 170784 bytes: sm_90/sm_90a only (fp8: mma.sync). sm_80 (166912), sm_86 and
 // sm_89: the CUDA-core form, 4 x 8 x (2 + 256) x 4 = 33024 bytes.
 // SM90A-LABEL: func.func @attention_256_fp8(
 // SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
@@ -515,9 +519,10 @@ func.func @attention_512(%q: tensor<?x8x512xbf16>,
 // -----
 
 // 96 query heads on one KV head: the pack is the largest divisor of 96 that
-// is <= block_m 128: 96 itself. Shared memory as attention_128: 74512 bytes.
+// is <= block_m 128: 96 itself. Shared memory as attention_128: 74784 bytes
+// (82720 with wgmma on sm_90a).
 // CHECK-LABEL: func.func @attention_gqa_cap(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 96, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 96, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "wgmma">,
 // SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 96, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
 // SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 96, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
 func.func @attention_gqa_cap(%q: tensor<?x96x128xbf16>,
@@ -535,10 +540,10 @@ func.func @attention_gqa_cap(%q: tensor<?x96x128xbf16>,
 }
 
 // Head counts and dims dynamic in one operand are read from another: Hq 8
-// (output), Hkv 2, qk 64 (k_cache), v 64: pack 4; 67088 bytes as
+// (output), Hkv 2, qk 64 (k_cache), v 64: pack 4; 67360 bytes as
 // attention_64.
 // CHECK-LABEL: func.func @attention_sizes_from_other_operands(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "wgmma">,
 func.func @attention_sizes_from_other_operands(%q: tensor<?x?x?xbf16>,
     %kc: tensor<?x16x2x64xbf16>, %vc: tensor<?x16x2x64xbf16>,
     %bt: tensor<?x?xi32>, %sl: tensor<?xi32>, %qs: tensor<?xi32>)
@@ -551,7 +556,7 @@ func.func @attention_sizes_from_other_operands(%q: tensor<?x?x?xbf16>,
 }
 
 // A schedule already present (e.g. for another target) is replaced. 8 / 8
-// heads: pack 1; 67088 bytes as attention_64.
+// heads: pack 1; 67360 bytes as attention_64.
 // CHECK-LABEL: func.func @attention_replaces_schedule(
 // SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
 func.func @attention_replaces_schedule(%q: tensor<?x8x64xbf16>,

@@ -193,6 +193,11 @@ class AttentionCase(CacheDtypes):
     gate: bool
     batch: str           # decode | prefill | mixed
     extra: str = "none"  # none | softcap | value_scale | scale
+    # The compile target: sm_90a gives tiles of more than 16 rows wgmma where
+    # the shape suits it (16-bit cache of the activation type, head dims
+    # padded to 64, v <= 128); sm_90 keeps them on mma.sync (the form every
+    # other arch runs), which the H200 runs as well.
+    arch: str = "sm_90a"
 
     @property
     def softmax_scale(self) -> float:
@@ -218,12 +223,15 @@ class AttentionCase(CacheDtypes):
     @property
     def compile_key(self):
         return compile_key(self.spec(), dtype=self.dtype, kv_dtype=self.kv_dtype,
-                           block_size=self.block_size)
+                           block_size=self.block_size,
+                           arch=None if self.arch == "sm_90a" else self.arch)
 
     def id(self) -> str:
         (dqk, dv), (hq, hkv) = self.dims, self.heads
         parts = [f"d{dqk}x{dv}", f"h{hq}x{hkv}", self.dtype, f"kv{self.cache_dtype}",
                  f"b{self.block_size}", self.batch]
+        if self.arch != "sm_90a":
+            parts.append(self.arch)
         if self.window:
             parts.append(f"w{self.window}")
         if self.sinks:
@@ -381,9 +389,24 @@ def matrix_cases():
     return cases
 
 
+def mma_sync_cases():
+    """Shapes whose tiles of more than 16 rows take wgmma on sm_90a, compiled
+    for sm_90 so that their mma.sync form (what sm_80..sm_89 and sm_90 run)
+    stays tested on the H200: prefill and mixed batches, both 16-bit types,
+    every epilogue feature, GQA packing."""
+    return [
+        AttentionCase((192, 128), (16, 2), "bf16", "same", 64, 0, False, False, "prefill", arch="sm_90"),
+        AttentionCase((192, 128), (16, 2), "fp16", "same", 16, 128, True, True, "mixed", arch="sm_90"),
+        AttentionCase((128, 128), (32, 4), "bf16", "same", 16, 0, False, False, "mixed", "softcap", arch="sm_90"),
+        AttentionCase((64, 64), (8, 8), "fp16", "same", 64, 0, True, False, "prefill", "value_scale", arch="sm_90"),
+    ]
+
+
 def attention_cases():
     """Every attention case test_attention.py runs: the matrix, long
-    contexts, GQA tile shapes and causal edges. The split-KV cases
-    (split_kv_cases) use configs from these, so that the CPU compile check of
-    every suite configuration (python/tests) covers them too."""
-    return matrix_cases() + long_context_cases() + gqa_tile_cases() + causal_edge_cases()
+    contexts, GQA tile shapes, causal edges and the mma.sync form on sm_90.
+    The split-KV cases (split_kv_cases) use configs from these, so that the
+    CPU compile check of every suite configuration (python/tests) covers them
+    too."""
+    return (matrix_cases() + long_context_cases() + gqa_tile_cases() + causal_edge_cases()
+            + mma_sync_cases())

@@ -1415,3 +1415,42 @@ func.func @rope_scaling_bad_bool(%x: tensor<?x4x128xbf16>,
       : tensor<?x4x128xbf16>, tensor<?xi64>
   return
 }
+
+// -----
+
+// The schedule's mma names one of the two instructions.
+func.func @schedule_bad_mma(%q: tensor<?x16x192xbf16>, %kc: tensor<?x16x2x192xbf16>,
+                            %vc: tensor<?x16x2x128xbf16>, %bt: tensor<?x?xi32>,
+                            %sl: tensor<?xi32>, %qs: tensor<?xi32>) {
+  // expected-error @+1 {{attention_schedule mma must be "mma.sync" or "wgmma", got "mma"}}
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs {schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "mma">, softmax_scale = 0.07 : f64}
+      : tensor<?x16x192xbf16>, tensor<?x16x2x192xbf16>, tensor<?x16x2x128xbf16>,
+        tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
+  return
+}
+
+// -----
+
+// wgmma tiles are one warpgroup of two m64 row blocks.
+func.func @schedule_wgmma_block_m(%q: tensor<?x16x192xbf16>, %kc: tensor<?x16x2x192xbf16>,
+                                  %vc: tensor<?x16x2x128xbf16>, %bt: tensor<?x?xi32>,
+                                  %sl: tensor<?xi32>, %qs: tensor<?xi32>) {
+  // expected-error @+1 {{attention_schedule mma "wgmma" needs block_m 128 and num_warps 4 (one warpgroup, two m64 row blocks), got block_m 64 and num_warps 4}}
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs {schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "wgmma">, softmax_scale = 0.07 : f64}
+      : tensor<?x16x192xbf16>, tensor<?x16x2x192xbf16>, tensor<?x16x2x128xbf16>,
+        tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
+  return
+}
+
+// -----
+
+// wgmma operands are 64-element (128-byte) swizzled column blocks.
+func.func @schedule_wgmma_pad(%q: tensor<?x16x80xbf16>, %kc: tensor<?x16x2x80xbf16>,
+                              %vc: tensor<?x16x2x128xbf16>, %bt: tensor<?x?xi32>,
+                              %sl: tensor<?xi32>, %qs: tensor<?xi32>) {
+  // expected-error @+1 {{attention_schedule mma "wgmma" needs qk_dim_padded and v_dim_padded multiples of 64 (128-byte swizzled column blocks) and v_dim_padded <= 256, got 80 and 128}}
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs {schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 80, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "wgmma">, softmax_scale = 0.07 : f64}
+      : tensor<?x16x80xbf16>, tensor<?x16x2x80xbf16>, tensor<?x16x2x128xbf16>,
+        tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
+  return
+}

@@ -103,6 +103,11 @@ def Attn_AttentionScheduleAttr : AttrDef<Attn_Dialect, "AttentionSchedule"> {
     partial results (docs/attention-kernel.md). `split_kv_min_keys` is the
     smallest share of keys a split is meant to get; the kernel does not
     enforce it yet (a split may get a single 64-key tile, or none).
+    `mma` is the matrix instruction of tiles of more than 16 rows:
+    "mma.sync" (m16n8k16 from registers; the default, omitted when printed)
+    or "wgmma" (sm_90a warpgroup MMA from 128-byte-swizzled shared memory;
+    it needs block_m 128 and head dims padded to multiples of 64 with
+    v_dim_padded <= 256). Tiles of at most 16 rows use mma.sync either way.
 
     Example:
     ```mlir
@@ -122,7 +127,9 @@ def Attn_AttentionScheduleAttr : AttrDef<Attn_Dialect, "AttentionSchedule"> {
     "int64_t":$gqa_pack,
     "int64_t":$split_kv_min_keys,
     "int64_t":$max_kv_splits,
-    "int64_t":$target_ctas
+    "int64_t":$target_ctas,
+    StringRefParameter<"matrix instruction of tiles of more than 16 rows",
+                       "\"mma.sync\"">:$mma
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
