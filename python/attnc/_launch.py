@@ -90,6 +90,20 @@ def grid_dim(rule: Any, lookup: Callable[[str], Optional[int]], axis: int = 0) -
     return blocks
 
 
+def busy_grid_dim(rule: Any, lookup: Callable[[str], Optional[int]],
+                  axis: int = 0) -> int:
+    """The blocks of one grid axis that surely have work: for a rule with
+    `plus` (ceil_div(value * multiplier, divisor) + plus: tiles of rows plus
+    one spare per sequence), max(ceil_div(...), plus), the least the rows
+    can occupy when every sequence has one (exact for decode batches); other
+    rules as grid_dim."""
+    if isinstance(rule, int) or not rule.get("plus"):
+        return grid_dim(rule, lookup, axis)
+    rows = grid_dim({k: v for k, v in rule.items() if k != "plus"}, lookup, axis)
+    spare = grid_dim(rule, lookup, axis) - rows
+    return max(rows, spare)
+
+
 def _rule_symbols(rule: Any) -> Tuple[str, ...]:
     if isinstance(rule, int):
         return ()
@@ -137,18 +151,33 @@ class SplitKv:
             base *= grid_dim(self.grid[d], lookup, d)
         return base
 
-    def rule_text(self) -> str:
-        return (f"the split rule: 1 if base >= {TARGET_CTAS} ({self.target_ctas}), "
-                f"else min({MAX_KV_SPLITS} ({self.max_kv_splits}), "
-                f"ceil({TARGET_CTAS} / base))")
+    def busy(self, lookup: Callable[[str], Optional[int]]) -> int:
+        """busy = the CTAs per split that surely have rows: the product of
+        the base axes with the x axis counted by busy_grid_dim (for the
+        attention kernel max(ceil(num_tokens * P / BM), num_seqs) * gy)."""
+        busy = 1
+        for d in self.base_axes:
+            busy *= busy_grid_dim(self.grid[d], lookup, d)
+        return busy
 
-    def choose(self, base: int, requested: Any = None) -> int:
-        """The split count for a launch of `base` CTAs per split: the rule
-        when `requested` is None, else `requested` after checking it."""
+    def rule_text(self) -> str:
+        return (f"the split rule: 1 if busy >= {TARGET_CTAS} ({self.target_ctas}), "
+                f"else min({MAX_KV_SPLITS} ({self.max_kv_splits}), "
+                f"floor({TARGET_CTAS} / busy)), busy = the CTAs per split that "
+                f"surely have rows")
+
+    def choose(self, base: int, requested: Any = None, busy: Optional[int] = None) -> int:
+        """The split count for a launch of `base` CTAs per split of which
+        `busy` (default `base`) surely have rows: the rule when `requested`
+        is None (the most splits whose busy CTAs fit one wave of
+        target_ctas: floor, so that no split waits for a second wave), else
+        `requested` after checking it. base <= 2 * busy, so the rule's count
+        always fits the workspace's 2 * target_ctas."""
         if requested is None:
-            if base >= self.target_ctas or base <= 0:
+            busy = base if busy is None else busy
+            if busy >= self.target_ctas or busy <= 0:
                 return 1
-            return min(self.max_kv_splits, -(-self.target_ctas // base))
+            return max(1, min(self.max_kv_splits, self.target_ctas // busy))
         if isinstance(requested, bool) or not hasattr(requested, "__index__"):
             raise ArgumentError(KV_SPLITS, f"expected None (automatic) or an int, "
                                 f"got {type(requested).__name__}")
@@ -444,7 +473,8 @@ def bind_kv_splits(plan: KernelPlan, bindings: _Bindings,
     None, else `requested` after the checks of :meth:`SplitKv.choose`.
     Returns the count."""
     split_kv = plan.split_kv
-    splits = split_kv.choose(split_kv.base(bindings.get), requested)
+    splits = split_kv.choose(split_kv.base(bindings.get), requested,
+                             split_kv.busy(bindings.get))
     bindings.bind(KV_SPLITS, splits, "the split rule" if requested is None
                   else "num_kv_splits=")
     return splits

@@ -499,10 +499,13 @@ class Model:
         with for a batch of `num_tokens` query rows in `num_seqs` sequences
         (1 for kernels without split-KV).
 
-        The rule, with gx, gy the kernel's grid x and y for this batch (its
-        ABI's grid rules, e.g. x = ceil_div(num_tokens * P, BM) + num_seqs)
-        and T, M its ABI hints ``target_ctas`` and ``max_kv_splits``:
-        ``base = gx * gy``; ``1 if base >= T else min(M, ceil(T / base))``.
+        The rule, with gy the kernel's grid y, x = ceil_div(num_tokens * P,
+        BM) + num_seqs its grid x for this batch (its ABI's grid rules; one
+        spare block per sequence) and T, M its ABI hints ``target_ctas`` and
+        ``max_kv_splits``: ``busy = max(ceil_div(num_tokens * P, BM),
+        num_seqs) * gy``, the blocks that surely have rows (exact for decode
+        batches); ``1 if busy >= T else min(M, floor(T / busy))``: the most
+        splits whose busy blocks fit one wave.
         Given `num_kv_splits`, checks it as :meth:`attention` does and
         returns it. `symbols` gives any other value a grid rule names.
         """

@@ -68,29 +68,36 @@ def plan_of(abi):
 # ---- the split rule ------------------------------------------------------------
 
 def test_rule_decode_batches():
-    """T=264, M=64, P=8, BM=64, gy=2: B8 decode has gx = 1 + 8 = 9, base 18,
-    15 splits; B64 has gx = 8 + 64 = 72, base 144, 2 splits."""
+    """T=264, M=64, P=8, BM=64, gy=2: B8 decode has gx = 1 + 8 = 9 (base 18)
+    of which max(1, 8) = 8 surely have rows: busy 16, floor(264 / 16) = 16
+    splits (256 busy blocks, one wave); B64 has gx = 8 + 64 = 72 (base 144),
+    busy max(8, 64) * 2 = 128: 2 splits."""
     plan = plan_of(split_abi())
     assert plan.split_kv.base({"num_tokens": 8, "num_seqs": 8}.get) == 18
-    assert choose_kv_splits(plan, {"num_tokens": 8, "num_seqs": 8}) == 15
+    assert plan.split_kv.busy({"num_tokens": 8, "num_seqs": 8}.get) == 16
+    assert choose_kv_splits(plan, {"num_tokens": 8, "num_seqs": 8}) == 16
     assert plan.split_kv.base({"num_tokens": 64, "num_seqs": 64}.get) == 144
+    assert plan.split_kv.busy({"num_tokens": 64, "num_seqs": 64}.get) == 128
     assert choose_kv_splits(plan, {"num_tokens": 64, "num_seqs": 64}) == 2
-    # B1: base 4, ceil(264 / 4) = 66 > M: M
+    # B1: busy 2, floor(264 / 2) = 132 > M: M
     assert choose_kv_splits(plan, {"num_tokens": 1, "num_seqs": 1}) == 64
-    # base >= T: no split (prefill of 2048 rows: gx = 256 + 1, base 514)
+    # busy >= T: no split (prefill of 2048 rows: 256 tiles of rows, busy 512)
     assert choose_kv_splits(plan, {"num_tokens": 2048, "num_seqs": 1}) == 1
-    # exactly T (gx = 132): 1
+    # busy 262 < T, floor(264 / 262) = 1
     assert choose_kv_splits(plan, {"num_tokens": 8, "num_seqs": 131}) == 1
+    # busy 100 (50 sequences): floor(264 / 100) = 2, where ceil would make a
+    # second wave (300 > 264)
+    assert choose_kv_splits(plan, {"num_tokens": 50, "num_seqs": 50}) == 2
     # nothing to do: 1
     assert choose_kv_splits(plan, {"num_tokens": 0, "num_seqs": 0}) == 1
 
 
 def test_rule_reads_the_abi_not_constants():
-    # P=16, BM=32, gy=4, T=132, M=8: B8 gx = ceil(128 / 32) + 8 = 12, base 48,
-    # ceil(132 / 48) = 3
+    # P=16, BM=32, gy=4, T=132, M=8: B8 gx = ceil(128 / 32) + 8 = 12, busy
+    # max(4, 8) * 4 = 32, floor(132 / 32) = 4
     plan = plan_of(split_abi(P=16, BM=32, gy=4, T=132, M=8))
-    assert choose_kv_splits(plan, {"num_tokens": 8, "num_seqs": 8}) == 3
-    # B1: base (1 + 1) * 4 = 8, ceil(132 / 8) = 17 -> M = 8
+    assert choose_kv_splits(plan, {"num_tokens": 8, "num_seqs": 8}) == 4
+    # B1: busy max(1, 1) * 4 = 4, floor(132 / 4) = 33 -> M = 8
     assert choose_kv_splits(plan, {"num_tokens": 1, "num_seqs": 1}) == 8
     assert plan.split_kv.target_ctas == 132 and plan.split_kv.max_kv_splits == 8
     assert plan.split_kv.capacity == 264
@@ -121,8 +128,9 @@ def test_overrides():
         assert info.value.argument == "num_kv_splits"
         assert info.value.rule.startswith(
             f"must be in [1, max_kv_splits] = [1, 64] (got {value}); None picks it "
-            "by the split rule: 1 if base >= target_ctas (264), else "
-            "min(max_kv_splits (64), ceil(target_ctas / base))"), info.value.rule
+            "by the split rule: 1 if busy >= target_ctas (264), else "
+            "min(max_kv_splits (64), floor(target_ctas / busy)), busy = the CTAs "
+            "per split that surely have rows"), info.value.rule
     with pytest.raises(attnc.ArgumentError) as info:
         choose_kv_splits(plan, b64, 4)  # 576 > 528
     assert info.value.argument == "num_kv_splits"
@@ -256,13 +264,13 @@ def call(model, **override):
 
 
 def test_attention_binds_the_rule(split_model, launches):
-    # SIZES: 7 tokens, 3 sequences: gx = ceil(56 / 64) + 3 = 4, base 8,
-    # min(64, ceil(264 / 8) = 33) = 33
-    assert split_model.attention_splits(LAYER, 7, 3) == 33
+    # SIZES: 7 tokens, 3 sequences: gx = ceil(56 / 64) + 3 = 4 (base 8),
+    # busy max(1, 3) * 2 = 6, min(64, floor(264 / 6) = 44) = 44
+    assert split_model.attention_splits(LAYER, 7, 3) == 44
     workspace = FakeTensor((W,), "<f4")
     call(split_model, workspace=workspace, stream=5)
     values = values_of(split_model, launches[-1])
-    assert values["num_kv_splits"] == 33
+    assert values["num_kv_splits"] == 44
     assert values["workspace"] == workspace.ptr
     assert (values["num_tokens"], values["num_seqs"], values["max_blocks_per_seq"]) == \
         (7, 3, 4)
@@ -384,7 +392,7 @@ def test_splits_without_a_workspace_param(split_model, launches):
     split_model._plans[(LAYER, "attention")] = (
         dataclasses.replace(kernel, abi=abi), plan_of(abi))
     call(split_model)
-    assert values_of(split_model, launches[-1])["num_kv_splits"] == 33
+    assert values_of(split_model, launches[-1])["num_kv_splits"] == 44  # SIZES: busy 6, floor(264 / 6)
     assert split_model.attention_workspace_size(LAYER) is None
     with pytest.raises(attnc.ArgumentError) as info:
         call(split_model, workspace=FakeTensor((W,), "<f4"))
