@@ -1119,14 +1119,16 @@ void printWgmmaWrappers(llvm::raw_ostream &os, StringRef ptx, int64_t scoresN,
         "\"l\"(b));\n  }\n};\n";
 }
 
-/// The tensor-core paged attention kernel (mma.sync m16n8k16, fp32
+/// The tensor-core paged attention kernel (mma.sync m16n8k16, and wgmma for
+/// tiles of more than 16 rows where the schedule's mma is "wgmma"; fp32
 /// accumulators). A block owns one tile of query rows: `block_m` flattened
 /// (query token, head) rows of one sequence, `gqa_pack` heads of one KV group
 /// per token, so the heads of a group share every K/V tile read. K/V tiles of
 /// `block_n` keys stream through a cp.async pipeline of `pipeline_stages`
 /// shared-memory buffers, gathered page by page through the block table.
-/// Tiles of more than 16 rows give each warp 16 rows against the whole K/V
-/// tile; tiles of at most 16 rows (decode) give each warp a quarter of the
+/// Tiles of more than 16 rows give each warp 32 rows (mma.sync) or 16 rows of
+/// each of two m64 row blocks (wgmma) against the whole K/V tile; tiles of
+/// at most 16 rows (decode) give each warp a quarter of the
 /// keys of every K/V tile instead, and the warps' softmax states are merged
 /// at the end. Split-KV: grid z splits a tile's keys; each split writes its
 /// unnormalised output and softmax state to the workspace, and the last split
