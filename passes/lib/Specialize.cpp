@@ -67,8 +67,9 @@
 //    attnc/Dialect/Attn/AttentionTiling.h, shared with the emitter: the Q
 //    tile, one K and one V tile staggered or a double-buffered decode ring,
 //    then the merge areas, rows padded by 16 bytes) must fit the arch's
-//    limit; at 192/128 bf16 it is 93 KB, two blocks per SM. Otherwise the
-//    shape takes the CUDA-core form, recorded as block_n 16 at 1 stage (it
+//    limit; at 192/128 bf16 it is 93 KB (113 KB in the wgmma form), two
+//    blocks per SM. Otherwise the shape takes the CUDA-core form, recorded
+//    as block_n 16 at 1 stage (it
 //    keeps no K/V tiles), whose num_warps x group x (2 + v_head_dim) floats
 //    of shared memory must fit; if they do not, the shape is rejected.
 //  - mma: "wgmma" on sm_90a (takesWgmmaForm in AttentionTiling.h: 16-bit
