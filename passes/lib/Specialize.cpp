@@ -69,9 +69,9 @@
 //    then the merge areas, rows padded by 16 bytes) must fit the arch's
 //    limit; at 192/128 bf16 it is 93 KB (113 KB in the wgmma form), two
 //    blocks per SM. Otherwise the shape takes the CUDA-core form, recorded
-//    as block_n 16 at 1 stage (it
-//    keeps no K/V tiles), whose num_warps x group x (2 + v_head_dim) floats
-//    of shared memory must fit; if they do not, the shape is rejected.
+//    as block_n 16 at 1 stage (it keeps no K/V tiles), whose num_warps x
+//    group x (2 + v_head_dim) floats of shared memory must fit; if they do
+//    not, the shape is rejected.
 //  - mma: "wgmma" on sm_90a (takesWgmmaForm in AttentionTiling.h: 16-bit
 //    activations with a cache of the same type, head dims padded to
 //    multiples of 64, v_dim_padded <= 128) when two blocks of its tile
