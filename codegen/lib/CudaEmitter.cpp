@@ -1584,6 +1584,29 @@ __device__ __forceinline__ void softmax_step(float (&s)[MT][kNTiles][4], float (
     }
 }
 
+/// The key tiles of this block's split of a tile of `rows` rows from row0
+/// (queries at positions first_pos + row / kPack), and the keys every row of
+/// the tile attends, [full_begin, full_end), where no mask is needed.
+struct SplitKeys {
+  int full_begin, full_end, first_tile, tiles;
+};
+__device__ __forceinline__ SplitKeys split_keys(int row0, int rows, int first_pos, int kv_len) {
+  const int pos_first = first_pos + row0 / kPack;
+  const int pos_last = first_pos + (row0 + rows - 1) / kPack;
+  const int key_begin = row_key_begin(pos_first, kv_len);
+  const int key_end = row_key_end(pos_last, kv_len);
+  const int tile_first = key_begin / kBlockN;
+  const int tiles = key_end > key_begin ? (key_end + kBlockN - 1) / kBlockN - tile_first : 0;
+  // Balanced: the first tiles % splits splits take one tile more.
+  const int splits = gridDim.z, split = blockIdx.z;
+  SplitKeys keys;
+  keys.full_begin = row_key_begin(pos_last, kv_len);
+  keys.full_end = row_key_end(pos_first, kv_len);
+  keys.tiles = tiles / splits + (split < tiles % splits ? 1 : 0);
+  keys.first_tile = tile_first + split * (tiles / splits) + min(split, tiles % splits);
+  return keys;
+}
+
 /// Stores a warp's softmax state after the key loop into the merge area:
 /// o_s [WN][kTileRows][kOStride], then m (times m_scale: log2 units) and l
 /// per (WN, row); the thread's rows are row_base + mt * row_step + lane / 4
@@ -1676,20 +1699,10 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
     }
   }
 
-  // Keys this tile's rows attend, and those every row attends (no mask).
-  const int pos_first = first_pos + row0 / kPack;
-  const int pos_last = first_pos + (row0 + rows - 1) / kPack;
-  const int key_begin = row_key_begin(pos_first, kv_len);
-  const int key_end = row_key_end(pos_last, kv_len);
-  const int full_begin = row_key_begin(pos_last, kv_len);
-  const int full_end = row_key_end(pos_first, kv_len);
-  const int tile_first = key_begin / kBlockN;
-  const int tiles = key_end > key_begin ? (key_end + kBlockN - 1) / kBlockN - tile_first : 0;
-  // This split's share of the key tiles.
-  // Balanced: the first tiles % splits splits take one tile more.
-  const int splits = gridDim.z, split = blockIdx.z;
-  const int my_tiles = tiles / splits + (split < tiles % splits ? 1 : 0);
-  const int my_first = tile_first + split * (tiles / splits) + min(split, tiles % splits);
+  // This split's key tiles, and the keys every row attends (no mask).
+  const SplitKeys keys = split_keys(row0, rows, first_pos, kv_len);
+  const int full_begin = keys.full_begin, full_end = keys.full_end;
+  const int my_first = keys.first_tile, my_tiles = keys.tiles;
 
   // The rows this thread holds in the MMA layout, and their key ranges.
   const int q_row0 = wm * 16 * MT;
@@ -2112,19 +2125,10 @@ __device__ __forceinline__ void wgmma_tile(const Args &a, int seq, int q_start, 
     }
   }
 
-  // Keys this tile's rows attend, and those every row attends (no mask).
-  const int pos_first = first_pos + row0 / kPack;
-  const int pos_last = first_pos + (row0 + rows - 1) / kPack;
-  const int key_begin = row_key_begin(pos_first, kv_len);
-  const int key_end = row_key_end(pos_last, kv_len);
-  const int full_begin = row_key_begin(pos_last, kv_len);
-  const int full_end = row_key_end(pos_first, kv_len);
-  const int tile_first = key_begin / kBlockN;
-  const int tiles = key_end > key_begin ? (key_end + kBlockN - 1) / kBlockN - tile_first : 0;
-  // Balanced: the first tiles % splits splits take one tile more.
-  const int splits = gridDim.z, split = blockIdx.z;
-  const int my_tiles = tiles / splits + (split < tiles % splits ? 1 : 0);
-  const int my_first = tile_first + split * (tiles / splits) + min(split, tiles % splits);
+  // This split's key tiles, and the keys every row attends (no mask).
+  const SplitKeys keys = split_keys(row0, rows, first_pos, kv_len);
+  const int full_begin = keys.full_begin, full_end = keys.full_end;
+  const int my_first = keys.first_tile, my_tiles = keys.tiles;
 
   // The rows this thread holds ([row block][i]), and their key ranges.
   int row_begin[2][1][2], row_end[2][1][2];
