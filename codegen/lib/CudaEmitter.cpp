@@ -1584,6 +1584,18 @@ __device__ __forceinline__ void softmax_step(float (&s)[MT][kNTiles][4], float (
     }
 }
 
+/// NaN in every output element of the tile's rows (written by split 0): what
+/// a launch the kernel cannot serve produces instead of a wrong result.
+__device__ __forceinline__ void poison_rows(const Args &a, int rows, int row0, int q_start, int head0) {
+  if (blockIdx.z != 0)
+    return;
+  for (int e = threadIdx.x; e < rows * kVHeadDim; e += kThreads) {
+    const int r = e / kVHeadDim, d = e % kVHeadDim, f = row0 + r;
+    a.output[((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kVHeadDim + d] =
+        attnc::from_float<act_t>(__int_as_float(0x7fc00000));
+  }
+}
+
 /// The key tiles of this block's split of a tile of `rows` rows from row0
 /// (queries at positions first_pos + row / kPack), and the keys every row of
 /// the tile attends, [full_begin, full_end), where no mask is needed.
@@ -1884,12 +1896,7 @@ __device__ __forceinline__ void tile_epilogue(const Args &a, unsigned char *smem
   if (gridDim.x * gridDim.y * gridDim.z > kWorkspaceTiles || gridDim.x * gridDim.y > kTargetCtas ||
       splits_total > kMaxSplits) {
     // More splits than the workspace holds: a loud result, not a wrong one.
-    if (blockIdx.z == 0)
-      for (int e = tid; e < rows * kVHeadDim; e += kThreads) {
-        const int r = e / kVHeadDim, d = e % kVHeadDim, f = row0 + r;
-        a.output[((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kVHeadDim + d] =
-            attnc::from_float<act_t>(__int_as_float(0x7fc00000));
-      }
+    poison_rows(a, rows, row0, q_start, head0);
     return;
   }
   const int part = tile_id * splits_total + blockIdx.z;
@@ -2093,12 +2100,7 @@ __device__ __forceinline__ void wgmma_tile(const Args &a, int seq, int q_start, 
   if ((attnc::shared_address(smem) & 1023u) != 0) {
     // The swizzled tiles need 1024-byte alignment (the kernel declares it
     // and has no static shared memory): a loud result, not a wrong one.
-    if (blockIdx.z == 0)
-      for (int e = tid; e < rows * kVHeadDim; e += kThreads) {
-        const int r = e / kVHeadDim, d = e % kVHeadDim, f = row0 + r;
-        a.output[((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kVHeadDim + d] =
-            attnc::from_float<act_t>(__int_as_float(0x7fc00000));
-      }
+    poison_rows(a, rows, row0, q_start, head0);
     return;
   }
   unsigned char *q_s = smem;
