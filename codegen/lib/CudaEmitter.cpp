@@ -1237,10 +1237,8 @@ constexpr int kVLandBytes = kBlockN * kVRawStride;
 constexpr int kKLandBytes = kKBytes;
 constexpr int kVLandBytes = kVBytes;
 )";
-  os << R"(// Tiles of more than 16 rows: the Q tile, then one K and one V buffer
-// (staggered, see attention_tile), then the fp8 landing buffers.
+  os << R"(// The Q tile of more than 16 rows (mma.sync: rows padded like K).
 constexpr int kQBytes = kBlockM * kQStride * 2;
-constexpr int kStaggeredBytes = kQBytes + kKBytes + kVBytes + (kWiden ? kKLandBytes + kVLandBytes : 0);
 // Tiles of at most 16 rows: a 16-row Q tile, then kStages K/V tiles as landed,
 // then the widened pair.
 constexpr int kDecodeQBytes = 16 * kQStride * 2;
@@ -1264,7 +1262,10 @@ static_assert(kQkPad % 64 == 0 && kVPad % 64 == 0 && kVPad <= 256 && kBlockN % 1
 constexpr int kLoopBytes = kWgmmaBytes > kRingBytes ? kWgmmaBytes : kRingBytes;
 )";
   else
-    os << R"(constexpr int kLoopBytes = kStaggeredBytes > kRingBytes ? kStaggeredBytes : kRingBytes;
+    os << R"(// Tiles of more than 16 rows by mma.sync: the Q tile, then one K and one V
+// buffer (staggered, see attention_tile), then the fp8 landing buffers.
+constexpr int kStaggeredBytes = kQBytes + kKBytes + kVBytes + (kWiden ? kKLandBytes + kVLandBytes : 0);
+constexpr int kLoopBytes = kStaggeredBytes > kRingBytes ? kStaggeredBytes : kRingBytes;
 )";
   os << R"(constexpr int kAfterBytes = kMergeBytes > kSplitBytes ? kMergeBytes : kSplitBytes;
 constexpr int kFrontBytes = kLoopBytes > kAfterBytes ? kLoopBytes : kAfterBytes;
