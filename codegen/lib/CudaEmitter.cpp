@@ -1180,6 +1180,9 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   bool sinks = layer.sinks, gate = layer.gate, causal = layer.causal;
   int64_t window = layer.window;
   double softcap = layer.softcap, valueScale = layer.valueScale;
+  // The factor that puts a row's running max m in log2 units (soft-capped
+  // scores are in those units already).
+  std::string mScale = softcap > 0 ? "1.0f" : "a.score_scale";
 
   std::string source;
   llvm::raw_string_ostream os(source);
@@ -1843,7 +1846,7 @@ __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_sta
   }
   attnc::cp_async_wait<0>();
   __syncthreads();  // Q and the K/V buffers become the merge area
-  store_state<MT, kTileRows>(o, m, l, smem, wn, q_row0, 16, )" << (softcap > 0 ? "1.0f" : "a.score_scale") << R"();
+  store_state<MT, kTileRows>(o, m, l, smem, wn, q_row0, 16, )" << mScale << R"();
   tile_epilogue<WN, kTileRows>(a, smem, rows, row0, q_start, head0);
 }
 
@@ -2224,7 +2227,6 @@ __device__ __forceinline__ void wgmma_tile(const Args &a, int seq, int q_start, 
   tile_epilogue<1, kBlockM>(a, smem, rows, row0, q_start, head0);
 }
 )WG";
-    std::string mScale = softcap > 0 ? "1.0f" : "a.score_scale";
     wgTile.replace(wgTile.find("@M_SCALE@"), 9, mScale);
     os << wgTile;
   }
