@@ -240,25 +240,22 @@ __device__ __forceinline__ unsigned pack2<__nv_bfloat16>(float lo, float hi) {
 
 /// d += a * b for a 16x16 A (row), a 16x8 B (col), float accumulators; T is
 /// the input type (__half or __nv_bfloat16).
+/// (One definition for both types: the asm text needs the PTX type name
+/// as a literal, so the specialisations come from one macro.)
 template <typename T> struct Mma;
-template <> struct Mma<__half> {
-  static __device__ __forceinline__ void run(float (&d)[4], const unsigned (&a)[4],
-                                             unsigned b0, unsigned b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-};
-template <> struct Mma<__nv_bfloat16> {
-  static __device__ __forceinline__ void run(float (&d)[4], const unsigned (&a)[4],
-                                             unsigned b0, unsigned b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-};
+#define ATTNC_MMA_16816(T, PTX)                                                   \
+  template <> struct Mma<T> {                                                    \
+    static __device__ __forceinline__ void run(float (&d)[4], const unsigned (&a)[4], \
+                                               unsigned b0, unsigned b1) {       \
+      asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." PTX "." PTX ".f32 "  \
+                   "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"    \
+                   : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])              \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1)); \
+    }                                                                            \
+  };
+ATTNC_MMA_16816(__half, "f16")
+ATTNC_MMA_16816(__nv_bfloat16, "bf16")
+#undef ATTNC_MMA_16816
 template <typename T>
 __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4],
                                           unsigned b0, unsigned b1) {
