@@ -146,19 +146,20 @@ class SplitKv:
     def base(self, lookup: Callable[[str], Optional[int]]) -> int:
         """base = the product of the grid axes that do not follow
         num_kv_splits (gx * gy for the attention kernel)."""
-        base = 1
-        for d in self.base_axes:
-            base *= grid_dim(self.grid[d], lookup, d)
-        return base
+        return self._per_split(grid_dim, lookup)
 
     def busy(self, lookup: Callable[[str], Optional[int]]) -> int:
         """busy = the CTAs per split that surely have rows: the product of
         the base axes with the x axis counted by busy_grid_dim (for the
         attention kernel max(ceil(num_tokens * P / BM), num_seqs) * gy)."""
-        busy = 1
+        return self._per_split(busy_grid_dim, lookup)
+
+    def _per_split(self, dim: Callable[..., int],
+                   lookup: Callable[[str], Optional[int]]) -> int:
+        product = 1
         for d in self.base_axes:
-            busy *= busy_grid_dim(self.grid[d], lookup, d)
-        return busy
+            product *= dim(self.grid[d], lookup, d)
+        return product
 
     def rule_text(self) -> str:
         return (f"the split rule: 1 if busy >= {TARGET_CTAS} ({self.target_ctas}), "

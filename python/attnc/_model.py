@@ -659,22 +659,7 @@ def compile(config: Any, *, arch: str = "sm_90a", tp: int = 1, rank: int = 0,
         dtype=_normalize_dtype("dtype", dtype, _DTYPES),
         kv_dtype=_normalize_dtype("kv_dtype", kv_dtype, _KV_DTYPES))
     context = _pick_context(context, cache_dir, options_values["arch"])
-    lib = context._lib
-    options = ModelOptions()
-    lib.attnc_model_options_initialize(ctypes.byref(options))
-    keep = {k: (v.encode() if isinstance(v, str) else v) for k, v in options_values.items()}
-    options.arch = keep["arch"]
-    options.tp = keep["tp"]
-    options.rank = keep["rank"]
-    options.block_size = keep["block_size"]
-    options.dtype = keep["dtype"]
-    options.kv_dtype = keep["kv_dtype"]
-    handle = ctypes.c_void_p()
-    status = lib.attnc_model_compile_config(
-        ctypes.c_void_p(context.handle), text.encode("utf-8"), ctypes.byref(options),
-        ctypes.byref(handle))
-    lib.check(status, config=True)
-    return Model(handle.value, context)
+    return _compile_in(context, "attnc_model_compile_config", text, options_values)
 
 
 def compile_ir(mlir: str, *, arch: str = "sm_90a",
@@ -693,14 +678,23 @@ def compile_ir(mlir: str, *, arch: str = "sm_90a",
     if not isinstance(mlir, str):
         raise TypeError(f"mlir: expected the IR as a str, got {type(mlir).__name__}")
     context = _pick_context(context, cache_dir, str(arch))
+    return _compile_in(context, "attnc_model_compile_ir", mlir, {"arch": str(arch)})
+
+
+def _compile_in(context: Context, entry: str, text: str,
+                options_values: Mapping[str, Any]) -> Model:
+    """Calls the C API's `entry` (attnc_model_compile_config or _ir) on
+    `text` with the library's default options, `options_values` set over
+    them (str values as bytes, alive until the call returns)."""
     lib = context._lib
     options = ModelOptions()
     lib.attnc_model_options_initialize(ctypes.byref(options))
-    arch_bytes = str(arch).encode()
-    options.arch = arch_bytes
+    keep = {k: (v.encode() if isinstance(v, str) else v) for k, v in options_values.items()}
+    for name, value in keep.items():
+        setattr(options, name, value)
     handle = ctypes.c_void_p()
-    status = lib.attnc_model_compile_ir(
-        ctypes.c_void_p(context.handle), mlir.encode("utf-8"), ctypes.byref(options),
+    status = getattr(lib, entry)(
+        ctypes.c_void_p(context.handle), text.encode("utf-8"), ctypes.byref(options),
         ctypes.byref(handle))
     lib.check(status, config=True)
     return Model(handle.value, context)
