@@ -215,11 +215,15 @@ def test_grid_dim():
 def split_model(fake_context):
     """A model (its own, so the session's cached ones stay as compiled) whose
     attention kernel has the split-KV ABI."""
-    model = attnc.compile(PLAIN, context=fake_context)
+    return with_abi(attnc.compile(PLAIN, context=fake_context), split_abi)
+
+
+def with_abi(model, make_abi):
+    """Gives `model`'s attention kernel the ABI make_abi(its ABI), and the
+    plan for it; returns the model."""
     kernel, _ = model._plan(LAYER, "attention")
-    abi = split_abi(kernel.abi)
-    kernel = dataclasses.replace(kernel, abi=abi)
-    model._plans[(LAYER, "attention")] = (kernel, plan_of(abi))
+    abi = make_abi(kernel.abi)
+    model._plans[(LAYER, "attention")] = (dataclasses.replace(kernel, abi=abi), plan_of(abi))
     return model
 
 
@@ -375,10 +379,7 @@ def test_package_workspace_needs_torch(split_model, launches):
 
 
 def test_split_abi_without_hints_is_named(split_model, launches):
-    kernel, _ = split_model._plan(LAYER, "attention")
-    abi = split_abi(kernel.abi, hints=False)
-    split_model._plans[(LAYER, "attention")] = (
-        dataclasses.replace(kernel, abi=abi), plan_of(abi))
+    with_abi(split_model, lambda abi: split_abi(abi, hints=False))
     with pytest.raises(attnc.ArgumentError) as info:
         call(split_model, workspace=FakeTensor((W,), "<f4"))
     assert info.value.argument == "num_kv_splits"
@@ -387,10 +388,7 @@ def test_split_abi_without_hints_is_named(split_model, launches):
 
 def test_splits_without_a_workspace_param(split_model, launches):
     """num_kv_splits alone (no workspace parameter) is bound as well."""
-    kernel, _ = split_model._plan(LAYER, "attention")
-    abi = split_abi(kernel.abi, workspace=None)
-    split_model._plans[(LAYER, "attention")] = (
-        dataclasses.replace(kernel, abi=abi), plan_of(abi))
+    with_abi(split_model, lambda abi: split_abi(abi, workspace=None))
     call(split_model)
     assert values_of(split_model, launches[-1])["num_kv_splits"] == 44  # SIZES: busy 6, floor(264 / 6)
     assert split_model.attention_workspace_size(LAYER) is None
@@ -405,11 +403,7 @@ def test_splits_without_a_workspace_param(split_model, launches):
 @pytest.fixture
 def old_model(split_model):
     """A model whose attention kernel has the ABI from before split-KV."""
-    kernel, _ = split_model._plan(LAYER, "attention")
-    abi = old_abi(kernel.abi)
-    split_model._plans[(LAYER, "attention")] = (
-        dataclasses.replace(kernel, abi=abi), plan_of(abi))
-    return split_model
+    return with_abi(split_model, old_abi)
 
 
 def test_old_abi_launches_as_before(old_model, launches):
