@@ -707,22 +707,28 @@ Result<LaunchGeometry> computeLaunchGeometry(const KernelAbi &abi,
       geometry.grid[d] = uint32_t(rule.constant);
       continue;
     }
-    auto value = gridSymbolValue(abi, rule.value, args, launch_scalars,
-                                 field + ".value");
+    // The rule's symbol `role` ("value" or "plus"), which must not be
+    // negative.
+    auto operand = [&](const std::string &symbol,
+                       const char *role) -> Result<int64_t> {
+      auto result = gridSymbolValue(abi, symbol, args, launch_scalars,
+                                    field + "." + role);
+      if (!result)
+        return result.status();
+      if (*result < 0)
+        return invalid(field, std::string(role) + " '" + symbol +
+                                  "' is negative (" + std::to_string(*result) +
+                                  ")");
+      return *result;
+    };
+    auto value = operand(rule.value, "value");
     if (!value)
       return value.status();
-    if (*value < 0)
-      return invalid(field, "value '" + rule.value + "' is negative (" +
-                                std::to_string(*value) + ")");
     int64_t plus = 0;
     if (rule.hasPlus()) {
-      auto plus_value = gridSymbolValue(abi, rule.plus, args, launch_scalars,
-                                        field + ".plus");
+      auto plus_value = operand(rule.plus, "plus");
       if (!plus_value)
         return plus_value.status();
-      if (*plus_value < 0)
-        return invalid(field, "plus '" + rule.plus + "' is negative (" +
-                                  std::to_string(*plus_value) + ")");
       plus = *plus_value;
     }
     // value < 2^63 and multiplier < 2^31: the product fits in 128 bits, and
