@@ -1,0 +1,135 @@
+//===- EmitterSupport.cpp - Shared pieces of the CUDA printers ------------===//
+#include "EmitterSupport.h"
+
+#include <cstdio>
+
+using namespace mlir;
+using namespace attnc::attn;
+using attnc::runtime::ElementType;
+using attnc::runtime::GridDimRule;
+using attnc::runtime::KernelAbi;
+using attnc::runtime::KernelParam;
+using attnc::runtime::ParamKind;
+using attnc::runtime::ShapeDim;
+
+namespace attnc::emit {
+
+/// A double as a C++ literal that reads back exactly.
+std::string literal(double value) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  std::string out = text;
+  if (out.find_first_of(".eEn") == std::string::npos)
+    out += ".0";
+  return out;
+}
+
+const char *boolLiteral(bool value) { return value ? "true" : "false"; }
+
+/// A float literal (the value rounded to float when compiled).
+std::string floatLiteral(double value) { return literal(value) + "f"; }
+
+std::string cudaType(StringRef name) {
+  if (name == "bf16")
+    return "__nv_bfloat16";
+  if (name == "fp16")
+    return "__half";
+  if (name == "fp8_e4m3")
+    return "__nv_fp8_e4m3";
+  return "float";
+}
+
+ElementType abiType(StringRef name) {
+  if (name == "bf16")
+    return ElementType::BF16;
+  if (name == "fp16")
+    return ElementType::F16;
+  if (name == "fp8_e4m3")
+    return ElementType::Fp8E4M3;
+  return ElementType::F32;
+}
+
+/// i32 / i64 index tensors, as printed and as the ABI names them.
+std::string indexCudaType(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType().isInteger(64)
+             ? "long long"
+             : "int";
+}
+ElementType indexAbiType(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType().isInteger(64)
+             ? ElementType::I64
+             : ElementType::I32;
+}
+
+int64_t emissionInt(DictionaryAttr emission, StringRef name) {
+  return cast<IntegerAttr>(emission.get(name)).getInt();
+}
+double emissionFloat(DictionaryAttr emission, StringRef name) {
+  return cast<FloatAttr>(emission.get(name)).getValueAsDouble();
+}
+StringRef emissionString(DictionaryAttr emission, StringRef name) {
+  return cast<StringAttr>(emission.get(name)).getValue();
+}
+
+/// The shape of a tensor value for the ABI: static dims as constants, the
+/// dynamic ones as the given symbols, in order.
+std::vector<ShapeDim> abiShape(Value value, ArrayRef<StringRef> symbols) {
+  auto type = cast<RankedTensorType>(value.getType());
+  std::vector<ShapeDim> shape;
+  size_t next = 0;
+  for (int64_t dim : type.getShape()) {
+    if (ShapedType::isDynamic(dim))
+      shape.push_back(ShapeDim::named(std::string(
+          next < symbols.size() ? symbols[next++] : StringRef("dynamic"))));
+    else
+      shape.push_back(ShapeDim::constant(dim));
+  }
+  return shape;
+}
+
+KernelParam pointerParam(StringRef name, ElementType dtype,
+                         std::vector<ShapeDim> shape) {
+  KernelParam param;
+  param.name = name.str();
+  param.kind = ParamKind::Pointer;
+  param.dtype = dtype;
+  param.shape = std::move(shape);
+  return param;
+}
+
+KernelParam scalarParam(StringRef name, ParamKind kind) {
+  KernelParam param;
+  param.name = name.str();
+  param.kind = kind;
+  return param;
+}
+
+std::string describeScaling(RopeScalingAttr scaling) {
+  if (!scaling)
+    return "none";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << stringifyRopeScalingKind(scaling.getKind())
+     << " factor=" << literal(scaling.getFactor());
+  if (scaling.getOriginalMaxPosition())
+    os << " original_max_position=" << scaling.getOriginalMaxPosition();
+  return text;
+}
+
+/// The kernel op's `attn.emission` dictionary; an error at the op when
+/// attn-prepare-emission (or attn-specialize, which sets the schedule) has
+/// not run on it.
+FailureOr<DictionaryAttr> preparedEmission(Operation *op, Attribute schedule) {
+  auto emission = op->getAttrOfType<DictionaryAttr>("attn.emission");
+  if (!emission || !schedule)
+    return op->emitOpError() << "is not prepared for emission (run "
+                                "attn-prepare-emission first)";
+  return emission;
+}
+
+/// The layer function a kernel function was outlined from.
+std::string layerOf(func::FuncOp kernel) {
+  return kernel->getAttrOfType<StringAttr>("attn.layer").str();
+}
+
+} // namespace attnc::emit

@@ -1,0 +1,59 @@
+//===- EmitterSupport.h - Shared pieces of the CUDA printers ----*- C++ -*-===//
+//
+// What the preprocess and attention printers share: literals, type
+// spellings, ABI parameter builders, the prepared-emission lookup. Internal
+// to codegen/lib.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_CODEGEN_LIB_EMITTERSUPPORT_H
+#define ATTNC_CODEGEN_LIB_EMITTERSUPPORT_H
+
+#include "attnc/Codegen/CudaEmitter.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <string>
+#include <vector>
+
+namespace attnc::emit {
+
+/// A double as a C++ literal that reads back exactly.
+std::string literal(double value);
+const char *boolLiteral(bool value);
+/// A float literal (the value rounded to float when compiled).
+std::string floatLiteral(double value);
+std::string cudaType(mlir::StringRef name);
+runtime::ElementType abiType(mlir::StringRef name);
+/// i32 / i64 index tensors, as printed and as the ABI names them.
+std::string indexCudaType(mlir::Value value);
+runtime::ElementType indexAbiType(mlir::Value value);
+int64_t emissionInt(mlir::DictionaryAttr emission, mlir::StringRef name);
+double emissionFloat(mlir::DictionaryAttr emission, mlir::StringRef name);
+mlir::StringRef emissionString(mlir::DictionaryAttr emission, mlir::StringRef name);
+/// The shape of a tensor value for the ABI: static dims as constants, the
+/// dynamic ones as the given symbols, in order.
+std::vector<runtime::ShapeDim> abiShape(mlir::Value value,
+                                        mlir::ArrayRef<mlir::StringRef> symbols);
+runtime::KernelParam pointerParam(mlir::StringRef name, runtime::ElementType dtype,
+                                  std::vector<runtime::ShapeDim> shape);
+runtime::KernelParam scalarParam(mlir::StringRef name, runtime::ParamKind kind);
+std::string describeScaling(attn::RopeScalingAttr scaling);
+/// The kernel op's `attn.emission` dictionary; an error at the op when
+/// attn-prepare-emission (or attn-specialize, which sets the schedule) has
+/// not run on it.
+mlir::FailureOr<mlir::DictionaryAttr> preparedEmission(mlir::Operation *op,
+                                                       mlir::Attribute schedule);
+/// The layer function a kernel function was outlined from.
+std::string layerOf(mlir::func::FuncOp kernel);
+
+/// The printers of the two kernel families.
+mlir::FailureOr<EmittedKernel> emitPreprocess(mlir::func::FuncOp function,
+                                              attn::FusedPreprocessOp op);
+mlir::FailureOr<EmittedKernel> emitAttention(mlir::func::FuncOp function,
+                                             attn::PagedAttentionOp op,
+                                             attn::OutputGateOp gateOp);
+
+} // namespace attnc::emit
+
+#endif // ATTNC_CODEGEN_LIB_EMITTERSUPPORT_H
