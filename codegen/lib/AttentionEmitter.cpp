@@ -6,7 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "EmitterSupport.h"
-#include "attnc/Dialect/Attn/AttentionTiling.h"
+#include "attnc/Plan/AttentionTiling.h"
+#include "attnc/Plan/SplitKv.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -466,7 +467,8 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   int64_t maxSplits = schedule.getMaxKvSplits();
   // Split partials: base tiles * splits < 2 * target_ctas whenever splits > 1
   // (the launcher's rule), so twice the target bounds the workspace.
-  int64_t workspaceTiles = 2 * targetCtas;
+  int64_t workspaceTiles =
+      attnc::plan::SplitKvLimits{targetCtas, maxSplits}.capacityCtas();
   bool wgmma = schedule.getMma() == "wgmma";
   if (wgmma && (fp8 || cacheName != activationName))
     return op.emitOpError()
@@ -476,8 +478,8 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   int64_t sharedBytes = attentionSharedBytes(qkPadded, vPadded, blockM, blockN,
                                              stages, maxSplits, fp8, wgmma);
   int64_t cacheBytes = fp8 ? 1 : 2;
-  int64_t workspaceFloats =
-      workspaceTiles * blockM * (vPadded + 2) + targetCtas;
+  int64_t workspaceFloats = attnc::plan::attentionWorkspaceFloats(
+      attnc::plan::SplitKvLimits{targetCtas, maxSplits}, blockM, vPadded);
   bool sinks = layer.sinks, gate = layer.gate, causal = layer.causal;
   int64_t window = layer.window;
   double softcap = layer.softcap, valueScale = layer.valueScale;

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "attnc/Codegen/CudaEmitter.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
-#include "attnc/Model/Layout.h"
+#include "attnc/Plan/Layout.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "EmitterSupport.h"
-#include "attnc/Dialect/Attn/AttentionTiling.h"
+#include "attnc/Plan/AttentionTiling.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"

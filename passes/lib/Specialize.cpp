@@ -64,7 +64,7 @@
 //    a cache of the same type or fp8, and v_dim_padded <= 256; its tile is
 //    block_n 64 at 2 stages (cp.async: the next K or V tile loads under this
 //    one's math), and its shared memory (attentionSharedBytes in
-//    attnc/Dialect/Attn/AttentionTiling.h, shared with the emitter: the Q
+//    attnc/Plan/AttentionTiling.h, shared with the emitter: the Q
 //    tile, one K and one V tile staggered or a double-buffered decode ring,
 //    then the merge areas, rows padded by 16 bytes) must fit the arch's
 //    limit; at 192/128 bf16 it is 93 KB (113 KB in the wgmma form), two
@@ -93,7 +93,8 @@
 // not fit in shared memory.
 //
 //===----------------------------------------------------------------------===//
-#include "attnc/Dialect/Attn/AttentionTiling.h"
+#include "attnc/Plan/AttentionTiling.h"
+#include "attnc/Plan/SplitKv.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Transforms/Passes.h"
 
@@ -158,7 +159,6 @@ constexpr int64_t kRowsPerWarp = 16;
 constexpr int64_t kAccumulatorRegisters = 128;
 constexpr int64_t kPreferredBlockN = 64;
 constexpr int64_t kSplitKvMinKeys = 256;
-constexpr int64_t kMaxKvSplits = 64;
 constexpr int64_t kCtasPerSm = 2;
 /// Shared memory the system reserves per resident block.
 constexpr int64_t kBlockReserved = 1024;
@@ -315,7 +315,7 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
   int64_t vPadded = llvm::alignTo(vHeadDim, kMmaStep);
   bool fp8Cache = byteSize(kCache.getElementType()) == 1;
   int64_t targetCtas = kCtasPerSm * target.numSms;
-  int64_t maxSplits = std::min(kMaxKvSplits, targetCtas);
+  int64_t maxSplits = attnc::plan::maxKvSplitsFor(targetCtas);
   auto sharedBytes = [&](const Tile &t, bool wgmma = false) {
     return attentionSharedBytes(qkPadded, vPadded, t.blockM, t.blockN,
                                 t.stages, maxSplits, fp8Cache, wgmma);

@@ -15,7 +15,7 @@
 #define ATTNC_MODEL_MODELCONFIG_H
 
 #include "attnc/Model/Error.h"
-#include "attnc/Model/Layout.h"
+#include "attnc/Plan/Layout.h"
 
 #include <cstdint>
 #include <string>

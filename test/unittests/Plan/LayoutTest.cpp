@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Model/Layout.h"
+#include "attnc/Plan/Layout.h"
 
 #include <gtest/gtest.h>
 

@@ -11,8 +11,8 @@
 // head_stride == Dqk + Dv.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTNC_MODEL_LAYOUT_H
-#define ATTNC_MODEL_LAYOUT_H
+#ifndef ATTNC_PLAN_LAYOUT_H
+#define ATTNC_PLAN_LAYOUT_H
 
 #include "attnc/Model/Error.h"
 
@@ -137,4 +137,4 @@ Expected<RankShard> computeRankShard(const HeadShape &shape, int64_t tp,
 
 } // namespace attnc
 
-#endif // ATTNC_MODEL_LAYOUT_H
+#endif // ATTNC_PLAN_LAYOUT_H

@@ -23,8 +23,8 @@
 // memory.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTNC_DIALECT_ATTN_ATTENTIONTILING_H
-#define ATTNC_DIALECT_ATTN_ATTENTIONTILING_H
+#ifndef ATTNC_PLAN_ATTENTIONTILING_H
+#define ATTNC_PLAN_ATTENTIONTILING_H
 
 #include <algorithm>
 #include <cstdint>
@@ -76,4 +76,4 @@ inline int64_t attentionSharedBytes(int64_t qkPadded, int64_t vPadded,
 
 } // namespace attnc::attn
 
-#endif // ATTNC_DIALECT_ATTN_ATTENTIONTILING_H
+#endif // ATTNC_PLAN_ATTENTIONTILING_H

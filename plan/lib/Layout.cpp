@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Model/Layout.h"
+#include "attnc/Plan/Layout.h"
 
 #include <algorithm>
 #include <utility>
