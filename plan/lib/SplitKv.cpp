@@ -22,24 +22,34 @@ int64_t chooseKvSplits(const SplitKvLimits &limits, int64_t busy) {
       1, std::min(limits.maxKvSplits, limits.targetCtas / busy));
 }
 
+std::string kvSplitRuleText(const SplitKvLimits &limits) {
+  return "the split rule: 1 if busy >= target_ctas (" +
+         std::to_string(limits.targetCtas) +
+         "), else min(max_kv_splits (" + std::to_string(limits.maxKvSplits) +
+         "), floor(target_ctas / busy)), busy = the CTAs per split that "
+         "surely have rows";
+}
+
 Expected<int64_t> checkKvSplits(const SplitKvLimits &limits, int64_t base,
-                                int64_t requested) {
+                                int64_t requested,
+                                const std::string &baseAxes) {
+  auto str = [](int64_t value) { return std::to_string(value); };
+  std::string rule = "; None picks it by " + kvSplitRuleText(limits);
   if (requested < 1 || requested > limits.maxKvSplits)
     return Error{"num_kv_splits", "must be in [1, max_kv_splits] = [1, " +
-                                      std::to_string(limits.maxKvSplits) +
-                                      "] (got " + std::to_string(requested) +
-                                      ")"};
-  if (requested > 1 && base * requested > limits.capacityCtas())
+                                      str(limits.maxKvSplits) + "] (got " +
+                                      str(requested) + ")" + rule};
+  int64_t capacity = limits.capacityCtas();
+  if (requested > 1 && base * requested > capacity)
     return Error{"num_kv_splits",
-                 std::to_string(requested) + " splits of " +
-                     std::to_string(base) + " CTAs need " +
-                     std::to_string(base * requested) +
+                 str(requested) + " splits of " + str(base) + " CTAs (grid " +
+                     baseAxes + ") need " + str(base * requested) +
                      " CTAs of workspace, more than its capacity 2 * "
                      "target_ctas = " +
-                     std::to_string(limits.capacityCtas()) + " (at most " +
-                     std::to_string(std::max<int64_t>(
-                         limits.capacityCtas() / std::max<int64_t>(base, 1), 1)) +
-                     " splits here)"};
+                     str(capacity) + ": base * num_kv_splits must be <= " +
+                     str(capacity) + " (at most " +
+                     str(std::max<int64_t>(capacity / std::max<int64_t>(base, 1), 1)) +
+                     " splits here)" + rule};
   return requested;
 }
 

@@ -161,42 +161,34 @@ class SplitKv:
             product *= dim(self.grid[d], lookup, d)
         return product
 
-    def rule_text(self) -> str:
-        return (f"the split rule: 1 if busy >= {TARGET_CTAS} ({self.target_ctas}), "
-                f"else min({MAX_KV_SPLITS} ({self.max_kv_splits}), "
-                f"floor({TARGET_CTAS} / busy)), busy = the CTAs per split that "
-                f"surely have rows")
-
     def choose(self, base: int, requested: Any = None, busy: Optional[int] = None) -> int:
         """The split count for a launch of `base` CTAs per split of which
         `busy` (default `base`) surely have rows: the rule when `requested`
-        is None (the most splits whose busy CTAs fit one wave of
-        target_ctas: floor, so that no split waits for a second wave), else
-        `requested` after checking it. base <= 2 * busy, so the rule's count
-        always fits the workspace's 2 * target_ctas."""
-        if requested is None:
-            busy = base if busy is None else busy
-            if busy >= self.target_ctas or busy <= 0:
-                return 1
-            return max(1, min(self.max_kv_splits, self.target_ctas // busy))
-        if isinstance(requested, bool) or not hasattr(requested, "__index__"):
-            raise ArgumentError(KV_SPLITS, f"expected None (automatic) or an int, "
-                                f"got {type(requested).__name__}")
-        requested = operator.index(requested)
-        if not 1 <= requested <= self.max_kv_splits:
-            raise ArgumentError(
-                KV_SPLITS, f"must be in [1, {MAX_KV_SPLITS}] = [1, "
-                f"{self.max_kv_splits}] (got {requested}); None picks it by "
-                f"{self.rule_text()}")
-        if requested > 1 and base * requested > self.capacity:
-            raise ArgumentError(
-                KV_SPLITS, f"{requested} splits of {base} CTAs (grid "
-                f"{' * '.join('xyz'[d] for d in self.base_axes)}) need "
-                f"{base * requested} CTAs of workspace, more than its capacity "
-                f"2 * {TARGET_CTAS} = {self.capacity}: base * num_kv_splits must "
-                f"be <= {self.capacity} (at most {max(self.capacity // base, 1)} "
-                f"splits here); None picks it by {self.rule_text()}")
-        return requested
+        is None, else `requested` after checking it. Both are the plan
+        library's (plan/lib/SplitKv.cpp, through attnc_split_kv_count): the
+        most splits whose busy CTAs fit one wave of target_ctas, and a
+        requested count in [1, max_kv_splits] whose base * splits fits the
+        workspace's 2 * target_ctas CTAs."""
+        if requested is not None:
+            if isinstance(requested, bool) or not hasattr(requested, "__index__"):
+                raise ArgumentError(KV_SPLITS, f"expected None (automatic) or an int, "
+                                    f"got {type(requested).__name__}")
+            requested = operator.index(requested)
+        from ._library import library
+        lib = library()
+        busy = base if busy is None else busy
+        axes = " * ".join("xyz"[d] for d in self.base_axes).encode()
+        out = ctypes.c_int64()
+        asked = None if requested is None else ctypes.byref(ctypes.c_int64(requested))
+        status = lib.attnc_split_kv_count(self.target_ctas, self.max_kv_splits,
+                                          max(base, 0), max(busy, 0), asked, axes,
+                                          ctypes.byref(out))
+        if status != 0:
+            message = (lib.attnc_last_error() or b"").decode("utf-8", "replace")
+            prefix = KV_SPLITS + ": "
+            rule = message[len(prefix):] if message.startswith(prefix) else message
+            raise ArgumentError(KV_SPLITS, rule)
+        return out.value
 
 
 class KernelPlan:

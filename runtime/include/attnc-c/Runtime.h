@@ -264,6 +264,23 @@ attnc_status_t attnc_kernel_set_launch(attnc_kernel_set_t set,
                                        const int64_t *launch_scalars,
                                        size_t num_launch_scalars);
 
+/* ---- Split-KV ------------------------------------------------------------ */
+
+/** The num_kv_splits of one launch of a split-KV attention kernel whose ABI
+ *  hints are target_ctas and max_kv_splits: `base` is the launch's CTAs per
+ *  split (the product of the grid axes that do not follow num_kv_splits),
+ *  `busy` how many of them surely have rows. requested NULL: the split rule
+ *  (1 if busy >= target_ctas, else min(max_kv_splits, floor(target_ctas /
+ *  busy))); otherwise *requested, checked against [1, max_kv_splits] and the
+ *  workspace's capacity of 2 * target_ctas CTAs (INVALID_ARGUMENT naming
+ *  num_kv_splits and the rule). `base_axes` names the base's grid axes in
+ *  messages (NULL: "x * y"). Thread-safe; no GPU needed. */
+attnc_status_t attnc_split_kv_count(int64_t target_ctas, int64_t max_kv_splits,
+                                    int64_t base, int64_t busy,
+                                    const int64_t *requested,
+                                    const char *base_axes,
+                                    int64_t *out_splits);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -49,9 +49,13 @@ TEST(SplitKv, RequestedCountIsChecked) {
   // 100 CTAs x 6 splits = 600 > 528; 5 fit.
   Expected<int64_t> over = checkKvSplits(kH200, 100, 6);
   ASSERT_FALSE(over.ok());
-  EXPECT_NE(over.error().rule.find("capacity 2 * target_ctas = 528"),
-            std::string::npos);
-  EXPECT_NE(over.error().rule.find("at most 5 splits"), std::string::npos);
+  EXPECT_EQ(over.error().rule,
+            "6 splits of 100 CTAs (grid x * y) need 600 CTAs of workspace, "
+            "more than its capacity 2 * target_ctas = 528: base * "
+            "num_kv_splits must be <= 528 (at most 5 splits here); None picks "
+            "it by the split rule: 1 if busy >= target_ctas (264), else "
+            "min(max_kv_splits (64), floor(target_ctas / busy)), busy = the "
+            "CTAs per split that surely have rows");
   EXPECT_TRUE(checkKvSplits(kH200, 100, 5).ok());
 }
 

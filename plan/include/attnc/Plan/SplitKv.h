@@ -19,6 +19,7 @@
 #include "attnc/Model/Error.h"
 
 #include <cstdint>
+#include <string>
 
 namespace attnc::plan {
 
@@ -45,11 +46,16 @@ int64_t attentionWorkspaceFloats(const SplitKvLimits &limits, int64_t blockM,
 /// CTAs fit one wave. base <= 2 * busy, so the count fits the workspace.
 int64_t chooseKvSplits(const SplitKvLimits &limits, int64_t busy);
 
+/// The rule in words, with this kernel's limits (for error messages).
+std::string kvSplitRuleText(const SplitKvLimits &limits);
+
 /// A requested count, checked: in [1, max_kv_splits], and base * splits
 /// within the workspace's capacity when splitting. The error names
-/// num_kv_splits and the rule.
+/// num_kv_splits and the rule; `baseAxes` names the grid axes whose product
+/// is the base ("x * y").
 Expected<int64_t> checkKvSplits(const SplitKvLimits &limits, int64_t base,
-                                int64_t requested);
+                                int64_t requested,
+                                const std::string &baseAxes = "x * y");
 
 } // namespace attnc::plan
 
