@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "attnc/Dialect/Attn/AttnOps.h"
 
-#include "attnc/Model/Layout.h"
+#include "attnc/Plan/Layout.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -206,27 +206,8 @@ static LogicalResult verifySplit(Operation *op, IntegerAttr numQHeadsAttr,
                              << ") must be divisible by num_kv_heads ("
                              << numKvHeads << ")";
 
-  // The layout library computes the width in plain int64 arithmetic; huge
-  // head counts or dims would wrap around (and could match a small qkv
-  // width), so the sum is checked for overflow first.
-  {
-    int64_t total = 0, term = 0;
-    bool overflow = false;
-    auto add = [&](int64_t a, int64_t b) {
-      overflow = overflow || llvm::MulOverflow(a, b, term) ||
-                 llvm::AddOverflow(total, term, total);
-    };
-    add(numQHeads, qkHeadDim);
-    add(numKvHeads, qkHeadDim);
-    add(numKvHeads, vHeadDim);
-    if (gateLayout != GateLayout::none)
-      add(numQHeads, vHeadDim);
-    if (overflow)
-      return op->emitOpError() << "the fused width implied by num_q_heads, "
-                              "num_kv_heads, qk_head_dim and v_head_dim "
-                              "overflows a 64-bit integer";
-  }
-
+  // The layout library bounds heads and dims (so no width can overflow) and
+  // computes the fused width: the one place that sums the segments.
   attnc::HeadShape shape{numQHeads, numKvHeads, qkHeadDim, vHeadDim,
                          static_cast<attnc::GateLayout>(gateLayout)};
   attnc::Expected<attnc::FusedLayout> layout = attnc::computeFusedLayout(shape);
