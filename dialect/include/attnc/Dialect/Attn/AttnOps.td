@@ -24,7 +24,7 @@ def Attn_QkvSplitOp : Attn_Op<"qkv_split", [Pure]> {
     `interleaved` each query head of Dqk is followed by its gate head of Dv.
     The gate result may be left out when nothing uses it (canonicalization
     drops an unused one): the gate columns are still part of W and skipped.
-    The segment offsets are those of the layout library (attnc/Model/Layout.h).
+    The segment offsets are those of the layout library (attnc/Plan/Layout.h).
 
     Example (MiMo-V2-Flash full-attention layer, 192/128):
     ```mlir
