@@ -116,6 +116,56 @@ std::string describeScaling(RopeScalingAttr scaling) {
   return text;
 }
 
+EmittedParam inputParam(StringRef name, ElementType dtype,
+                        std::vector<ShapeDim> shape, StringRef cudaType) {
+  return EmittedParam{pointerParam(name, dtype, std::move(shape)),
+                      cudaType.str(), /*writes=*/false};
+}
+
+EmittedParam outputParam(StringRef name, ElementType dtype,
+                         std::vector<ShapeDim> shape, StringRef cudaType) {
+  return EmittedParam{pointerParam(name, dtype, std::move(shape)),
+                      cudaType.str(), /*writes=*/true};
+}
+
+EmittedParam scalarArg(StringRef name, ParamKind kind) {
+  const char *type = kind == ParamKind::I64   ? "long long"
+                     : kind == ParamKind::F32 ? "float"
+                                              : "int";
+  return EmittedParam{scalarParam(name, kind), type, /*writes=*/false};
+}
+
+std::string cudaDeclaration(const EmittedParam &param) {
+  if (param.abi.kind != ParamKind::Pointer)
+    return param.cudaType + " " + param.abi.name;
+  return (param.writes ? "" : "const ") + param.cudaType + " *__restrict__ " +
+         param.abi.name;
+}
+
+void printSignature(llvm::raw_ostream &os, StringRef name,
+                    ArrayRef<EmittedParam> params) {
+  os << name << "(";
+  llvm::interleave(
+      params, os, [&](const EmittedParam &param) { os << cudaDeclaration(param); },
+      ",\n    ");
+  os << ")";
+}
+
+void printFieldAssignments(llvm::raw_ostream &os, StringRef object,
+                           ArrayRef<EmittedParam> params, StringRef indent) {
+  for (const EmittedParam &param : params)
+    os << indent << object << "." << param.abi.name << " = " << param.abi.name
+       << ";\n";
+}
+
+std::vector<KernelParam> abiParams(ArrayRef<EmittedParam> params) {
+  std::vector<KernelParam> abi;
+  abi.reserve(params.size());
+  for (const EmittedParam &param : params)
+    abi.push_back(param.abi);
+  return abi;
+}
+
 /// The kernel op's `attn.emission` dictionary; an error at the op when
 /// attn-prepare-emission (or attn-specialize, which sets the schedule) has
 /// not run on it.

@@ -39,6 +39,39 @@ runtime::KernelParam pointerParam(mlir::StringRef name, runtime::ElementType dty
                                   std::vector<runtime::ShapeDim> shape);
 runtime::KernelParam scalarParam(mlir::StringRef name, runtime::ParamKind kind);
 std::string describeScaling(attn::RopeScalingAttr scaling);
+
+/// One parameter of a generated kernel's entry point: what the ABI records
+/// and how the CUDA signature spells it. A kernel's list of these is the one
+/// source of both (abiParams, printSignature).
+struct EmittedParam {
+  runtime::KernelParam abi;
+  /// Pointers: the element type behind the pointer ("Config::act_t");
+  /// scalars: the value's type.
+  std::string cudaType;
+  /// Pointers only: the kernel writes through it (printed without const).
+  bool writes = false;
+};
+/// A pointer the kernel only reads, one it writes through, a scalar (its
+/// CUDA type follows from the kind).
+EmittedParam inputParam(mlir::StringRef name, runtime::ElementType dtype,
+                        std::vector<runtime::ShapeDim> shape,
+                        mlir::StringRef cudaType);
+EmittedParam outputParam(mlir::StringRef name, runtime::ElementType dtype,
+                         std::vector<runtime::ShapeDim> shape,
+                         mlir::StringRef cudaType);
+EmittedParam scalarArg(mlir::StringRef name, runtime::ParamKind kind);
+/// `const T *__restrict__ name`, `T *__restrict__ name` or `T name`.
+std::string cudaDeclaration(const EmittedParam &param);
+/// The entry point's name and parameter list, `name(decl, decl, ...)` with
+/// one declaration a line, in the list's order (the ABI's).
+void printSignature(llvm::raw_ostream &os, mlir::StringRef name,
+                    mlir::ArrayRef<EmittedParam> params);
+/// `<object>.<name> = <name>;` per parameter, one a line after `indent`.
+void printFieldAssignments(llvm::raw_ostream &os, mlir::StringRef object,
+                           mlir::ArrayRef<EmittedParam> params,
+                           mlir::StringRef indent = "  ");
+/// The ABI's parameter list.
+std::vector<runtime::KernelParam> abiParams(mlir::ArrayRef<EmittedParam> params);
 /// The kernel op's `attn.emission` dictionary; an error at the op when
 /// attn-prepare-emission (or attn-specialize, which sets the schedule) has
 /// not run on it.

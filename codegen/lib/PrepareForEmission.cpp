@@ -150,6 +150,30 @@ LogicalResult checkStatic(Operation *op, ArrayRef<std::pair<StringRef, Value>> v
   return success();
 }
 
+/// The pair layout keeps both elements of every rotation pair in one lane:
+/// it needs a neox rotation over the whole q/k head whose half, in vectors,
+/// the lanes of a head divide.
+LogicalResult checkPairLayout(FusedPreprocessOp op) {
+  PreprocessScheduleAttr schedule = op.getScheduleAttr();
+  if (!schedule.getPairLayout())
+    return success();
+  int64_t qkHeadDim = op.getQkHeadDim();
+  int64_t vectorWidth = schedule.getVectorWidth();
+  int64_t threadsPerHead = schedule.getThreadsPerHead();
+  bool fullNeox = op.hasStage(PreprocessStage::rope) &&
+                  *op.getRopeStyle() == RopeStyle::neox &&
+                  *op.getRotaryOffset() == 0 && *op.getRotaryDim() == qkHeadDim;
+  if (fullNeox && (qkHeadDim / 2) % vectorWidth == 0 &&
+      (qkHeadDim / 2 / vectorWidth) % threadsPerHead == 0)
+    return success();
+  return op.emitOpError()
+         << "cannot be emitted: the schedule's pair_layout needs a neox rope "
+            "over the whole q/k head (rotary_offset 0, rotary_dim "
+         << qkHeadDim << ") whose half (" << qkHeadDim / 2
+         << " elements) is a multiple of vector_width (" << vectorWidth
+         << ") x threads_per_head (" << threadsPerHead << ")";
+}
+
 LogicalResult prepare(FusedPreprocessOp op) {
   Builder b(op.getContext());
   if (!op.getSchedule())
@@ -161,7 +185,7 @@ LogicalResult prepare(FusedPreprocessOp op) {
   Type activation = cast<RankedTensorType>(op.getQkv().getType()).getElementType();
   Type cacheElement =
       cast<RankedTensorType>(op.getKCache().getType()).getElementType();
-  if (failed(checkActivation(op, activation)))
+  if (failed(checkActivation(op, activation)) || failed(checkPairLayout(op)))
     return failure();
   if (op.hasStage(PreprocessStage::rope) && op.getScalingAttr() &&
       op.getScalingAttr().getKind() == RopeScalingKind::dynamic)

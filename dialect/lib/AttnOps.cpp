@@ -530,6 +530,17 @@ bool FusedPreprocessOp::hasStage(PreprocessStage stage) {
                       [&](PreprocessStageAttr s) { return s.getValue() == stage; });
 }
 
+bool FusedPreprocessOp::normAfterRope() {
+  bool seenRope = false;
+  for (auto stage : getStages().getAsRange<PreprocessStageAttr>()) {
+    if (stage.getValue() == PreprocessStage::rope)
+      seenRope = true;
+    else if (seenRope)
+      return true;
+  }
+  return false;
+}
+
 LogicalResult FusedPreprocessOp::verify() {
   Operation *op = getOperation();
   Value gate = getGate();
@@ -720,14 +731,17 @@ checkPositiveParameters(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult PreprocessScheduleAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t vectorWidth,
     int64_t threadsPerHead, int64_t threadsPerBlock, int64_t headsPerBlock,
-    int64_t tokensPerBlock) {
+    int64_t tokensPerBlock, int64_t minBlocksPerSm, bool pairLayout,
+    int64_t prefetch) {
   if (failed(checkPositiveParameters(
           emitError, "preprocess_schedule",
           {{"vector_width", vectorWidth},
            {"threads_per_head", threadsPerHead},
            {"threads_per_block", threadsPerBlock},
            {"heads_per_block", headsPerBlock},
-           {"tokens_per_block", tokensPerBlock}})))
+           {"tokens_per_block", tokensPerBlock},
+           {"min_blocks_per_sm", minBlocksPerSm},
+           {"prefetch", prefetch}})))
     return failure();
   if (threadsPerBlock > 1024)
     return emitError() << "preprocess_schedule threads_per_block must be <= "

@@ -29,8 +29,8 @@
 //    warp by xor shuffles; wider heads loop. Except for a neox rotation over
 //    the whole q/k head: then the largest power of two that divides half the
 //    head (in vectors) and leaves 4 to 8 vectors per lane (at most 8 for v),
-//    so that each lane holds both elements of its rotation pairs (the
-//    emitter's pair layout): 192/128 bf16 gives 4 threads of 6 vectors.
+//    so that each lane holds both elements of its rotation pairs (the pair
+//    layout): 192/128 bf16 gives 4 threads of 6 vectors.
 //  - Work items per token: Hq + 2 * Hkv, plus Hq when the op has a gate
 //    result (a dropped gate is skipped, not moved). A block holds
 //    tokens_per_block = max(1, 256 / (items * threads_per_head)) whole
@@ -43,6 +43,17 @@
 //    items of 4 threads. heads_per_block = threads_per_block /
 //    threads_per_head thread groups, of which tokens_per_block * items are
 //    busy when a token fits in a block.
+//  - pair_layout: for a neox rotation over the whole q/k head whenever
+//    threads_per_head divides half the head in vectors (by the exception
+//    above or not): lane l's chunk c < half / threads holds vector
+//    c * threads + l, its partner chunk the vector half further.
+//  - prefetch (work items whose loads are issued together): 2, 32 bytes per
+//    thread in flight; 1 in the pair layout, whose lanes hold several
+//    vectors of each item.
+//  - min_blocks_per_sm (the launch bound the register allocation must
+//    allow): enough threads per SM for the loads in flight, 1024, or 640 in
+//    the pair layout (which leaves it 102 registers): 1024 /
+//    threads_per_block (640 / ...), at least 1.
 //
 // Attention (#attn.attention_schedule):
 //  - qk_dim_padded / v_dim_padded: the head dims rounded up to the MMA step
@@ -228,10 +239,11 @@ FailureOr<PreprocessScheduleAttr> choosePreprocess(FusedPreprocessOp op) {
   // halves of its pairs, so the rotation needs no exchange between lanes,
   // every lane is busy and each work item has several vectors in flight.
   // Chosen when it gives 4 to 8 vectors per lane for q/k and at most 8 for v.
-  if (op.hasStage(PreprocessStage::rope) &&
-      *op.getRopeStyle() == RopeStyle::neox &&
-      op.getRotaryOffsetAttr().getValue().getSExtValue() == 0 &&
-      op.getRotaryDimAttr().getValue().getSExtValue() == qkHeadDim) {
+  bool fullNeox = op.hasStage(PreprocessStage::rope) &&
+                  *op.getRopeStyle() == RopeStyle::neox &&
+                  op.getRotaryOffsetAttr().getValue().getSExtValue() == 0 &&
+                  op.getRotaryDimAttr().getValue().getSExtValue() == qkHeadDim;
+  if (fullNeox) {
     int64_t halfVectors = qkHeadDim / 2 / vectorWidth;
     int64_t pairThreads = 1;
     while (pairThreads * 2 <= halfVectors / 2 && halfVectors % (pairThreads * 2) == 0 &&
@@ -255,10 +267,25 @@ FailureOr<PreprocessScheduleAttr> choosePreprocess(FusedPreprocessOp op) {
                                       kWarpSize));
   int64_t headsPerBlock = threadsPerBlock / threadsPerHead;
 
+  // The pair layout wherever its condition holds, whichever rule chose the
+  // threads: a neox rotation over the whole head, the threads dividing half
+  // the head in vectors (the width divides half the head: the rule above).
+  bool pairLayout = fullNeox &&
+                    (qkHeadDim / 2 / vectorWidth) % threadsPerHead == 0;
+  // It holds several vectors per lane, one work item in flight is enough;
+  // otherwise two, 32 bytes per thread.
+  int64_t prefetch = pairLayout ? 1 : 2;
+  // Threads per SM for enough loads in flight; the pair layout needs fewer
+  // (640 leave it 102 registers).
+  int64_t threadsInFlight = pairLayout ? 640 : 1024;
+  int64_t minBlocksPerSm = threadsPerBlock >= threadsInFlight
+                               ? 1
+                               : threadsInFlight / threadsPerBlock;
+
   auto schedule = PreprocessScheduleAttr::getChecked(
       [&] { return op.emitOpError() << "chose an invalid schedule: "; },
       op.getContext(), vectorWidth, threadsPerHead, threadsPerBlock,
-      headsPerBlock, tokensPerBlock);
+      headsPerBlock, tokensPerBlock, minBlocksPerSm, pairLayout, prefetch);
   if (!schedule)
     return failure();
   return schedule;

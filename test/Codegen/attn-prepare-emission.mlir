@@ -7,7 +7,7 @@
 // CHECK-LABEL: func.func @ok__preprocess
 // CHECK: attn.emission = {activation = "bf16", block_size = 16 : i64, cache = "bf16", fused_width = 30 : i64, gate_head_stride = 3 : i64, gate_offset = 18 : i64, inv_freq = array<f64: 1.000000e+00>, k_offset = 8 : i64, q_head_stride = 2 : i64, q_offset = 0 : i64, rope_attention_factor = 1.000000e+00 : f64, v_offset = 12 : i64}
 func.func @ok__preprocess(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>, %pos: tensor<?xi64>) -> (tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>, tensor<?x4x3xbf16>) attributes {attn.kernel = "preprocess", attn.layer = "ok"} {
-  %q, %kc2, %vc2, %g = attn.fused_preprocess %qkv, %slots into %kc, %vc positions %pos {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3, gate_layout = #attn.gate_layout<qkvg>, stages = [#attn.stage<rope>], rope_style = #attn.rope_style<neox>, rotary_dim = 2, rotary_offset = 0, theta = 100.0 : f64, schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8>} : tensor<?x30xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16> positions tensor<?xi64> -> tensor<?x4x2xbf16>, tensor<?x4x3xbf16>
+  %q, %kc2, %vc2, %g = attn.fused_preprocess %qkv, %slots into %kc, %vc positions %pos {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3, gate_layout = #attn.gate_layout<qkvg>, stages = [#attn.stage<rope>], rope_style = #attn.rope_style<neox>, rotary_dim = 2, rotary_offset = 0, theta = 100.0 : f64, schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8, min_blocks_per_sm = 4>} : tensor<?x30xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16> positions tensor<?xi64> -> tensor<?x4x2xbf16>, tensor<?x4x3xbf16>
   return %q, %kc2, %vc2, %g : tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>, tensor<?x4x3xbf16>
 }
 
@@ -59,7 +59,26 @@ func.func @dynamic_block__attention(%q: tensor<?x4x2xbf16>, %kc: tensor<?x?x2x2x
 // Dynamic NTK scaling depends on the sequence length at run time.
 func.func @dynamic_rope__preprocess(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>, %pos: tensor<?xi64>) -> (tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>) attributes {attn.kernel = "preprocess", attn.layer = "x"} {
   // expected-error @+1 {{'attn.fused_preprocess' op cannot be emitted: dynamic NTK rope scaling depends on the sequence length at run time}}
-  %q, %kc2, %vc2 = attn.fused_preprocess %qkv, %slots into %kc, %vc positions %pos {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3, stages = [#attn.stage<rope>], rope_style = #attn.rope_style<neox>, rotary_dim = 2, rotary_offset = 0, theta = 100.0 : f64, scaling = #attn.rope_scaling<kind = dynamic, factor = 2.0>, schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8>} : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16> positions tensor<?xi64> -> tensor<?x4x2xbf16>
+  %q, %kc2, %vc2 = attn.fused_preprocess %qkv, %slots into %kc, %vc positions %pos {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3, stages = [#attn.stage<rope>], rope_style = #attn.rope_style<neox>, rotary_dim = 2, rotary_offset = 0, theta = 100.0 : f64, scaling = #attn.rope_scaling<kind = dynamic, factor = 2.0>, schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8, min_blocks_per_sm = 4>} : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16> positions tensor<?xi64> -> tensor<?x4x2xbf16>
+  return %q, %kc2, %vc2 : tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+}
+
+// -----
+
+// A pair layout the op cannot have: the rotation covers the whole 2-dim
+// head, but its one half-head element is not a multiple of 1 x 4 lanes.
+func.func @bad_pair__preprocess(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>, %pos: tensor<?xi64>) -> (tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>) attributes {attn.kernel = "preprocess", attn.layer = "x"} {
+  // expected-error @+1 {{'attn.fused_preprocess' op cannot be emitted: the schedule's pair_layout needs a neox rope over the whole q/k head (rotary_offset 0, rotary_dim 2) whose half (1 elements) is a multiple of vector_width (1) x threads_per_head (4)}}
+  %q, %kc2, %vc2 = attn.fused_preprocess %qkv, %slots into %kc, %vc positions %pos {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3, stages = [#attn.stage<rope>], rope_style = #attn.rope_style<neox>, rotary_dim = 2, rotary_offset = 0, theta = 100.0 : f64, schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8, min_blocks_per_sm = 2, pair_layout = true, prefetch = 1>} : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16> positions tensor<?xi64> -> tensor<?x4x2xbf16>
+  return %q, %kc2, %vc2 : tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+}
+
+// -----
+
+// A pair layout without a rope.
+func.func @pair_no_rope__preprocess(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>) -> (tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>) attributes {attn.kernel = "preprocess", attn.layer = "x"} {
+  // expected-error @+1 {{'attn.fused_preprocess' op cannot be emitted: the schedule's pair_layout needs a neox rope over the whole q/k head}}
+  %q, %kc2, %vc2 = attn.fused_preprocess %qkv, %slots into %kc, %vc {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3, stages = [], schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 1, threads_per_block = 32, heads_per_block = 32, tokens_per_block = 4, min_blocks_per_sm = 20, pair_layout = true, prefetch = 1>} : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16> -> tensor<?x4x2xbf16>
   return %q, %kc2, %vc2 : tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
 }
 

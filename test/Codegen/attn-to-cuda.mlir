@@ -27,38 +27,59 @@
 // A 2/3 layer with an interleaved gate, no q/k norm, no rope (Dqk != Dv
 // everywhere): per q head [q (2) | gate (3)], so q and gate heads stride 5;
 // k starts after the 4 q/gate blocks (4*5 = 20), v after the k heads
-// (20 + 2*2 = 24); the fused width is 24 + 2*3 = 30.
+// (20 + 2*2 = 24); the fused width is 24 + 2*3 = 30. The kernel body is the
+// template of attnc_preprocess.cuh; the Config says which features it has
+// (test/tools/attnc/compile.test checks on the PTX that an absent one leaves
+// no instruction). The entry point's parameters are the ABI's, in its order.
 // CHECK-LABEL: // ===== kernel small__preprocess (preprocess) =====
 // CHECK: // configuration: num_q_heads=4 num_kv_heads=2 qk_head_dim=2 v_head_dim=3 gate_layout=interleaved (gate output)
 // CHECK-NEXT: //   stages: none
 // CHECK: // layout: fused_width=30 q@0 (head stride 5) k@20 v@24 gate@2 (head stride 5)
 // CHECK: // schedule: vector_width=1
-// CHECK-NOT: rsqrtf
-// CHECK-NOT: norm_weight
-// CHECK-NOT: rope
-// CHECK: constexpr int kNumQHeads = 4;
-// CHECK: constexpr int kNumKvHeads = 2;
-// CHECK: constexpr int kQkHeadDim = 2;
-// CHECK: constexpr int kVHeadDim = 3;
-// CHECK: constexpr long long kFusedWidth = 30;
-// CHECK: constexpr long long kQHeadStride = 5;
-// CHECK: constexpr long long kKOffset = 20;
-// CHECK: constexpr long long kVOffset = 24;
-// CHECK: constexpr long long kGateOffset = 2;
-// CHECK: constexpr long long kGateHeadStride = 5;
-// CHECK-NOT: rsqrtf
-// CHECK-NOT: rotate_buffer
-// The gate is written from its own segment to gate_out; V rows and the V
-// cache are indexed with Dv, K with Dqk.
-// CHECK: store_row<3, act_t, kVHeadDim>(
-// CHECK-NEXT: gate_out + ((long long)w.token * kNumQHeads + w.head) * kVHeadDim, lane, x);
-// CHECK: constexpr int kDim = kKind == 1 ? kQkHeadDim : kVHeadDim;
-// CHECK: (slot * kNumKvHeads + w.head) * kDim;
-// CHECK: constexpr int kDim = kKind >= 2 ? kVHeadDim : kQkHeadDim;
-// CHECK: constexpr long long kOffset = kKind == 0 ? kQOffset : kKind == 1 ? kKOffset : kKind == 2 ? kVOffset : kGateOffset;
-// CHECK: constexpr long long kStride = kKind == 0 ? kQHeadStride : kKind == 1 ? kQkHeadDim : kKind == 2 ? kVHeadDim : kGateHeadStride;
-// CHECK: act_t *__restrict__ gate_out,
-// CHECK-NOT: rsqrtf
+// CHECK-NEXT: #include "attnc_preprocess.cuh"
+// No rope: no inverse-frequency table before the Config.
+// CHECK-NOT: rope_inv_freq
+// CHECK: struct Config : attnc::preprocess::Defaults {
+// CHECK-NEXT: using act_t = __nv_bfloat16;
+// CHECK-NEXT: using cache_t = __nv_bfloat16;
+// CHECK-NEXT: using slot_t = long long;
+// CHECK: static constexpr int num_q_heads = 4;
+// CHECK-NEXT: static constexpr int num_kv_heads = 2;
+// CHECK-NEXT: static constexpr int qk_head_dim = 2;
+// CHECK-NEXT: static constexpr int v_head_dim = 3;
+// CHECK-NEXT: static constexpr long long fused_width = 30;
+// CHECK-NEXT: static constexpr long long q_offset = 0;
+// CHECK-NEXT: static constexpr long long q_head_stride = 5;
+// CHECK-NEXT: static constexpr long long k_offset = 20;
+// CHECK-NEXT: static constexpr long long v_offset = 24;
+// CHECK-NEXT: // Features
+// CHECK-NEXT: static constexpr bool has_q_norm = false;
+// CHECK-NEXT: static constexpr bool has_k_norm = false;
+// CHECK-NEXT: static constexpr bool has_rope = false;
+// CHECK-NEXT: static constexpr bool has_gate = true;
+// CHECK-NEXT: static constexpr bool fp8_cache = false;
+// CHECK-NEXT: static constexpr long long gate_offset = 2;
+// CHECK-NEXT: static constexpr long long gate_head_stride = 5;
+// CHECK-NEXT: // Schedule
+// CHECK-NEXT: static constexpr int vector_width = 1;
+// CHECK: extern "C" __global__ void __launch_bounds__(Config::threads_per_block, Config::min_blocks_per_sm)
+// CHECK-NEXT: small__preprocess(const Config::act_t *__restrict__ qkv,
+// CHECK-NEXT: const Config::slot_t *__restrict__ slot_mapping,
+// CHECK-NEXT: Config::cache_t *__restrict__ k_cache,
+// CHECK-NEXT: Config::cache_t *__restrict__ v_cache,
+// CHECK-NEXT: Config::act_t *__restrict__ q_out,
+// CHECK-NEXT: Config::act_t *__restrict__ gate_out,
+// CHECK-NEXT: int num_tokens) {
+// CHECK-NEXT: attnc::preprocess::Params<Config> p{};
+// CHECK-NEXT: p.qkv = qkv;
+// CHECK-NEXT: p.slot_mapping = slot_mapping;
+// CHECK-NEXT: p.k_cache = k_cache;
+// CHECK-NEXT: p.v_cache = v_cache;
+// CHECK-NEXT: p.q_out = q_out;
+// CHECK-NEXT: p.gate_out = gate_out;
+// CHECK-NEXT: p.num_tokens = num_tokens;
+// CHECK-NEXT: attnc::preprocess::Kernel<Config>::run(p);
+// CHECK-NEXT: }
 // CHECK-LABEL: // ===== abi small__preprocess =====
 // CHECK-NOT: norm_weight
 // CHECK-NOT: positions
@@ -234,23 +255,43 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // 192/128 with Gemma-style q/k norm after a gptj rope over the last 64 dims
 // (MLA-like offset 128), yarn scaling, an fp8 cache: every stage present in
 // the model's order, fp8 scales, attention with sinks and a sliding window.
+// yarn with mscale 1 and no mscale_all_dim: cos and sin scale by 0.1 x
+// ln(40) + 1 = 1.36888794541139...
 // CHECK-LABEL: // ===== kernel big__preprocess (preprocess) =====
 // CHECK: //   stages: rope q_norm k_norm
 // CHECK: //   norm: gemma
 // CHECK: //   rope: gptj rotary_dim=64 rotary_offset=128
 // CHECK-SAME: scaling=yarn factor=40.0 original_max_position=4096
 // CHECK: //   activation bf16, cache fp8_e4m3
+// CHECK: __constant__ double rope_inv_freq[32] = {
 // CHECK: using cache_t = __nv_fp8_e4m3;
-// CHECK: constexpr int kRotaryOffset = 128;
-// CHECK: __constant__ double kInvFreq[kRotaryHalf] = {
-// The rope comes before the norm in the source, as in the stages.
-// CHECK: // rotary embedding, gptj (interleaved pairs)
-// CHECK: if constexpr (kKind == 0) // RMSNorm over the head dim, Gemma style (1 + w)
-// CHECK-NEXT: attnc::rms_norm_head<true, kChunks, kThreadsPerHead, kVectorWidth>(x, weight, kQkHeadDim, kNormEps, group_mask);
-// CHECK: if constexpr (kKind == 1) // RMSNorm over the head dim, Gemma style (1 + w)
-// CHECK-NEXT: attnc::rms_norm_head<true, kChunks, kThreadsPerHead, kVectorWidth>(x, weight, kQkHeadDim, kNormEps, group_mask);
-// CHECK: const float inv_scale = kKind == 1 ? k_inv_scale : v_inv_scale;
-// CHECK: x[c][i] *= inv_scale;
+// CHECK: static constexpr bool has_q_norm = true;
+// CHECK-NEXT: static constexpr bool has_k_norm = true;
+// CHECK-NEXT: static constexpr bool has_rope = true;
+// CHECK-NEXT: static constexpr bool has_gate = false;
+// CHECK-NEXT: static constexpr bool fp8_cache = true;
+// The norm comes after the rope, as in the stages.
+// CHECK-NEXT: static constexpr auto norm_style = attnc::preprocess::NormStyle::gemma;
+// CHECK-NEXT: static constexpr bool norm_after_rope = true;
+// CHECK-NEXT: static constexpr float norm_eps = 9.9999999999999995e-07f;
+// CHECK-NEXT: using position_t = long long;
+// CHECK-NEXT: static constexpr auto rope_style = attnc::preprocess::RopeStyle::gptj;
+// CHECK-NEXT: static constexpr int rotary_dim = 64;
+// CHECK-NEXT: static constexpr int rotary_offset = 128;
+// CHECK-NEXT: static constexpr float rope_attention_factor = 1.36888794541139{{[0-9]*}}f;
+// CHECK-NEXT: static __device__ __forceinline__ double inv_freq(int i) { return rope_inv_freq[i]; }
+// CHECK: static constexpr bool pair_layout = false;
+// CHECK: big__preprocess(const Config::act_t *__restrict__ qkv,
+// CHECK-NEXT: const Config::slot_t *__restrict__ slot_mapping,
+// CHECK-NEXT: Config::cache_t *__restrict__ k_cache,
+// CHECK-NEXT: Config::cache_t *__restrict__ v_cache,
+// CHECK-NEXT: const Config::position_t *__restrict__ positions,
+// CHECK-NEXT: const Config::act_t *__restrict__ q_norm_weight,
+// CHECK-NEXT: const Config::act_t *__restrict__ k_norm_weight,
+// CHECK-NEXT: const float *__restrict__ k_scale,
+// CHECK-NEXT: const float *__restrict__ v_scale,
+// CHECK-NEXT: Config::act_t *__restrict__ q_out,
+// CHECK-NEXT: int num_tokens) {
 // Attention: Hq 8 / Hkv 1, group 8, pack 8; 192/128 (P = 200, V = 136; K =
 // 64 x 200 x 2 = 25600, V = 64 x 136 x 2 = 17408), fp8 cache (landing tiles
 // 64 x 208 = 13312 and 64 x 144 = 9216 bytes). Shared memory: max(staggered
@@ -408,21 +449,20 @@ func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?x
 // -----
 
 // Neox over the whole 128-dim head (Qwen3-like): the schedule's 4 threads per
-// head divide the 8 half-head vectors, so the emitter uses the pair layout:
-// each lane holds vectors v and v + 8 (chunks c and c + 2), the rotation
-// needs no exchange between lanes.
+// head divide the 8 half-head vectors, so attn-specialize chose the pair
+// layout (each lane holds vectors v and v + 8, chunks c and c + 2: the
+// rotation needs no exchange between lanes), one work item in flight, and
+// 640 / 192 = 3 blocks per SM; the Config carries them. The norms come
+// before the rope.
 // CHECK-LABEL: // ===== kernel pair__preprocess (preprocess) =====
-// CHECK: // schedule: vector_width=8 threads_per_head=4
-// CHECK: constexpr int kPrefetch = 1;
-// CHECK: constexpr int kPairChunks = 2;
-// CHECK: if constexpr (kKind <= 1) // pair layout: halves of one rotation pair
-// CHECK-NEXT: return c < kPairChunks ? c * kThreadsPerHead + lane
-// CHECK-NEXT: : kRotaryHalf / kVectorWidth + (c - kPairChunks) * kThreadsPerHead + lane;
-// CHECK-NOT: group_fetch
-// CHECK: rotary embedding, neox, pair layout
-// CHECK: x[c][i] = a * cs[i] + b * sn[i];
-// CHECK-NEXT: x[c + kPairChunks][i] = b * cs[i] - a * sn[i];
-// CHECK-NOT: group_fetch
+// CHECK: // schedule: vector_width=8 threads_per_head=4 threads_per_block=192 heads_per_block=48 tokens_per_block=1 min_blocks_per_sm=3 pair_layout=true prefetch=1
+// CHECK: static constexpr bool norm_after_rope = false;
+// CHECK: static constexpr auto rope_style = attnc::preprocess::RopeStyle::neox;
+// CHECK-NEXT: static constexpr int rotary_dim = 128;
+// CHECK-NEXT: static constexpr int rotary_offset = 0;
+// CHECK: static constexpr int min_blocks_per_sm = 3;
+// CHECK-NEXT: static constexpr bool pair_layout = true;
+// CHECK-NEXT: static constexpr int prefetch = 1;
 // CHECK-LABEL: // ===== abi pair__preprocess =====
 // Attention: Hq 32 / Hkv 8, group 4, pack 4; 128/128 bf16 (P = V = 136, K =
 // V = 17408). mma "wgmma" (bf16 cache, pads 128). Shared memory: max(wgmma

@@ -33,6 +33,12 @@
 // not fit gets the CUDA-core form, recorded as block_n 16 at 1 stage, whose
 // num_warps x group x (2 + v_head_dim) floats must fit (no shape here
 // exceeds that; attn-specialize-invalid.mlir has the rejections).
+//
+// Preprocess launch bound: min_blocks_per_sm = 1024 / threads_per_block
+// (integer division, at least 1); in the pair layout (a neox rotation over
+// the whole head with threads_per_head dividing the half-head vectors)
+// 640 / threads_per_block, with prefetch 1. pair_layout = false and
+// prefetch = 2 are the defaults, not printed.
 
 // SM90A: module attributes {attn.target = "sm_90a"}
 // SM80: module attributes {attn.target = "sm_80"}
@@ -46,9 +52,11 @@
 //===----------------------------------------------------------------------===//
 
 // Dqk 2 / Dv 3: gcd 1, so width 1; 3 vectors -> 4 threads per head; 8 items
-// per token x 4 threads = 32, so 8 whole tokens fill 256 threads.
+// per token x 4 threads = 32, so 8 whole tokens fill 256 threads: 4 blocks
+// per SM. Neox over the whole head, but 4 threads do not divide its one
+// half-head vector: no pair layout.
 // CHECK-LABEL: func.func @preprocess_2_3(
-// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8>,
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8, min_blocks_per_sm = 4>,
 func.func @preprocess_2_3(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>,
                           %kc: tensor<?x16x2x2xbf16>,
                           %vc: tensor<?x16x2x3xbf16>, %pos: tensor<?xi64>,
@@ -70,9 +78,10 @@ func.func @preprocess_2_3(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>,
 }
 
 // Tiny dims, many heads: a token is 40 items x 4 threads = 160 threads; a
-// 256-thread block would leave 96 of them idle, so the block is 160.
+// 256-thread block would leave 96 of them idle, so the block is 160:
+// 1024 / 160 = 6 blocks per SM.
 // CHECK-LABEL: func.func @preprocess_2_3_many_heads(
-// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 160, heads_per_block = 40, tokens_per_block = 1>,
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 160, heads_per_block = 40, tokens_per_block = 1, min_blocks_per_sm = 6>,
 func.func @preprocess_2_3_many_heads(%qkv: tensor<?x84xbf16>,
                                      %slots: tensor<?xi64>,
                                      %kc: tensor<?x16x4x2xbf16>,
@@ -90,7 +99,7 @@ func.func @preprocess_2_3_many_heads(%qkv: tensor<?x84xbf16>,
 // A gate adds Hq items: 12 x 4 threads = 48 per token, 5 tokens = 240
 // threads, rounded up to 8 warps.
 // CHECK-LABEL: func.func @preprocess_2_3_gate(
-// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 5>,
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 5, min_blocks_per_sm = 4>,
 func.func @preprocess_2_3_gate(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>,
                                %kc: tensor<?x16x2x2xbf16>,
                                %vc: tensor<?x16x2x3xbf16>)
@@ -107,9 +116,9 @@ func.func @preprocess_2_3_gate(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>,
 // 16-byte vectors (8 bf16); 8 vectors per head. Neox over the whole head:
 // the pair layout, threads dividing the 4 half-head vectors with >= 4
 // vectors each: 2 threads. 48 items x 2 = 96 threads per token: 2 tokens,
-// 192 threads, 96 groups.
+// 192 threads, 96 groups; 640 / 192 = 3 blocks per SM.
 // CHECK-LABEL: func.func @preprocess_64(
-// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 2, threads_per_block = 192, heads_per_block = 96, tokens_per_block = 2>,
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 2, threads_per_block = 192, heads_per_block = 96, tokens_per_block = 2, min_blocks_per_sm = 3, pair_layout = true, prefetch = 1>,
 func.func @preprocess_64(%qkv: tensor<?x3072xbf16>, %slots: tensor<?xi64>,
                          %kc: tensor<?x16x8x64xbf16>,
                          %vc: tensor<?x16x8x64xbf16>, %pos: tensor<?xi64>)
@@ -128,9 +137,9 @@ func.func @preprocess_64(%qkv: tensor<?x3072xbf16>, %slots: tensor<?xi64>,
 
 // Qwen3: q/k norm then rope, 16 vectors per head; neox over the whole head:
 // pair layout with 4 threads (8 half-head vectors, 4 vectors per lane).
-// 48 items x 4 = 192 threads per token.
+// 48 items x 4 = 192 threads per token; 640 / 192 = 3 blocks per SM.
 // CHECK-LABEL: func.func @preprocess_128(
-// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 4, threads_per_block = 192, heads_per_block = 48, tokens_per_block = 1>,
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 4, threads_per_block = 192, heads_per_block = 48, tokens_per_block = 1, min_blocks_per_sm = 3, pair_layout = true, prefetch = 1>,
 func.func @preprocess_128(%qkv: tensor<?x6144xbf16>, %slots: tensor<?xi64>,
                           %kc: tensor<?x16x8x128xbf16>,
                           %vc: tensor<?x16x8x128xbf16>, %pos: tensor<?xi64>,
@@ -155,7 +164,7 @@ func.func @preprocess_128(%qkv: tensor<?x6144xbf16>, %slots: tensor<?xi64>,
 // MiMo-V2-Flash full attention, 192/128, partial rotary 64: 24 vectors of
 // the larger head -> 32 threads (v heads use 16 of them).
 // CHECK-LABEL: func.func @preprocess_192_128_hq64(
-// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 32, threads_per_block = 256, heads_per_block = 8, tokens_per_block = 1>,
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 32, threads_per_block = 256, heads_per_block = 8, tokens_per_block = 1, min_blocks_per_sm = 4>,
 func.func @preprocess_192_128_hq64(%qkv: tensor<?x13568xbf16>,
                                    %slots: tensor<?xi64>,
                                    %kc: tensor<?x16x4x192xbf16>,
@@ -181,7 +190,7 @@ func.func @preprocess_192_128_hq64(%qkv: tensor<?x13568xbf16>,
 }
 
 // CHECK-LABEL: func.func @preprocess_192_128_hq16(
-// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 32, threads_per_block = 256, heads_per_block = 8, tokens_per_block = 1>,
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 32, threads_per_block = 256, heads_per_block = 8, tokens_per_block = 1, min_blocks_per_sm = 4>,
 func.func @preprocess_192_128_hq16(%qkv: tensor<?x3712xbf16>,
                                    %slots: tensor<?xi64>,
                                    %kc: tensor<?x16x2x192xbf16>,
@@ -203,7 +212,7 @@ func.func @preprocess_192_128_hq16(%qkv: tensor<?x3712xbf16>,
 
 // 256/256 with a [q|k|v|g] gate: 32 vectors per head, a warp per head.
 // CHECK-LABEL: func.func @preprocess_256_gate(
-// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 32, threads_per_block = 256, heads_per_block = 8, tokens_per_block = 1>,
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 32, threads_per_block = 256, heads_per_block = 8, tokens_per_block = 1, min_blocks_per_sm = 4>,
 func.func @preprocess_256_gate(%qkv: tensor<?x9216xbf16>,
                                %slots: tensor<?xi64>,
                                %kc: tensor<?x16x2x256xbf16>,
@@ -220,9 +229,10 @@ func.func @preprocess_256_gate(%qkv: tensor<?x9216xbf16>,
 
 // An fp8 cache does not change the width (it is set by the bf16 reads).
 // Pair layout (neox over the whole 128-dim head): 4 threads; 10 items x 4 =
-// 40 threads per token, 6 tokens per block, 256 threads, 64 groups.
+// 40 threads per token, 6 tokens per block, 256 threads, 64 groups;
+// 640 / 256 = 2 blocks per SM.
 // CHECK-LABEL: func.func @preprocess_fp8_cache(
-// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 6>,
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 6, min_blocks_per_sm = 2, pair_layout = true, prefetch = 1>,
 func.func @preprocess_fp8_cache(%qkv: tensor<?x1280xbf16>,
                                 %slots: tensor<?xi64>,
                                 %kc: tensor<?x16x1x128xf8E4M3FN>,
@@ -246,7 +256,7 @@ func.func @preprocess_fp8_cache(%qkv: tensor<?x1280xbf16>,
 // neox, rotary_dim 12 at offset 4: the halves start at 4 and 10, so the
 // width must divide 4 and 6: 2.
 // CHECK-LABEL: func.func @preprocess_neox_offset(
-// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 2, threads_per_head = 32, threads_per_block = 256, heads_per_block = 8, tokens_per_block = 1>,
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 2, threads_per_head = 32, threads_per_block = 256, heads_per_block = 8, tokens_per_block = 1, min_blocks_per_sm = 4>,
 func.func @preprocess_neox_offset(%qkv: tensor<?x768xbf16>,
                                   %slots: tensor<?xi64>,
                                   %kc: tensor<?x16x2x64xbf16>,
@@ -266,9 +276,10 @@ func.func @preprocess_neox_offset(%qkv: tensor<?x768xbf16>,
 }
 
 // The same range with gptj: the rotated range [4, 16) only needs width 4,
-// whose vectors hold whole (2i, 2i+1) pairs. 12 items x 16 threads = 192.
+// whose vectors hold whole (2i, 2i+1) pairs. 12 items x 16 threads = 192:
+// 1024 / 192 = 5 blocks per SM.
 // CHECK-LABEL: func.func @preprocess_gptj_offset(
-// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 4, threads_per_head = 16, threads_per_block = 192, heads_per_block = 12, tokens_per_block = 1>,
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 4, threads_per_head = 16, threads_per_block = 192, heads_per_block = 12, tokens_per_block = 1, min_blocks_per_sm = 5>,
 func.func @preprocess_gptj_offset(%qkv: tensor<?x768xbf16>,
                                   %slots: tensor<?xi64>,
                                   %kc: tensor<?x16x2x64xbf16>,
@@ -289,7 +300,7 @@ func.func @preprocess_gptj_offset(%qkv: tensor<?x768xbf16>,
 
 // f32 activations: 16 bytes are 4 elements.
 // CHECK-LABEL: func.func @preprocess_f32(
-// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 4, threads_per_head = 32, threads_per_block = 256, heads_per_block = 8, tokens_per_block = 1>,
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 4, threads_per_head = 32, threads_per_block = 256, heads_per_block = 8, tokens_per_block = 1, min_blocks_per_sm = 4>,
 func.func @preprocess_f32(%qkv: tensor<?x1536xf32>, %slots: tensor<?xi64>,
                           %kc: tensor<?x16x2x128xf32>,
                           %vc: tensor<?x16x2x128xf32>)
@@ -301,6 +312,32 @@ func.func @preprocess_f32(%qkv: tensor<?x1536xf32>, %slots: tensor<?xi64>,
         into tensor<?x16x2x128xf32>, tensor<?x16x2x128xf32>
       -> tensor<?x8x128xf32>
   return %q : tensor<?x8x128xf32>
+}
+
+// The pair layout wherever threads_per_head divides the half-head vectors,
+// whichever rule chose the threads: Dqk 512 / Dv 3 gives width 1 (gcd 1),
+// 512 vectors -> 32 threads; the pair rule's 32 threads would leave 16
+// vectors per lane (more than 8), so the plain rule's 32 stay, and they
+// divide the 256 half-head vectors. 3 items x 32 = 96 threads per token: 2
+// tokens, 192 threads, 6 groups; 640 / 192 = 3 blocks per SM.
+// CHECK-LABEL: func.func @preprocess_pair_wide(
+// CHECK: attn.fused_preprocess {{.*}}schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 32, threads_per_block = 192, heads_per_block = 6, tokens_per_block = 2, min_blocks_per_sm = 3, pair_layout = true, prefetch = 1>,
+func.func @preprocess_pair_wide(%qkv: tensor<?x1027xbf16>,
+                                %slots: tensor<?xi64>,
+                                %kc: tensor<?x16x1x512xbf16>,
+                                %vc: tensor<?x16x1x3xbf16>,
+                                %pos: tensor<?xi64>)
+    -> tensor<?x1x512xbf16> {
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      positions %pos
+      {num_q_heads = 1, num_kv_heads = 1, qk_head_dim = 512, v_head_dim = 3,
+       stages = [#attn.stage<rope>], rotary_dim = 512, rotary_offset = 0,
+       rope_style = #attn.rope_style<neox>, theta = 1.0e+04 : f64}
+      : tensor<?x1027xbf16>, tensor<?xi64>
+        into tensor<?x16x1x512xbf16>, tensor<?x16x1x3xbf16>
+        positions tensor<?xi64>
+      -> tensor<?x1x512xbf16>
+  return %q : tensor<?x1x512xbf16>
 }
 //===----------------------------------------------------------------------===//
 // paged_attention

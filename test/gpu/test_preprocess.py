@@ -167,8 +167,9 @@ def test_preprocess(models, case, generator):
                 exact_source=qkv[:, columns(v_cols)])
 
 
-_INV_FREQ = re.compile(r"kInvFreq\[kRotaryHalf\]\s*=\s*\{([^}]*)\}")
-_FACTOR = re.compile(r"kRopeAttentionFactor\s*=\s*([0-9.eE+-]+)f?;")
+# The generated source's table and the Config's factor (emitPreprocess).
+_INV_FREQ = re.compile(r"rope_inv_freq\[(\d+)\]\s*=\s*\{([^}]*)\}")
+_FACTOR = re.compile(r"rope_attention_factor\s*=\s*([0-9.eE+-]+)f;")
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.rope != "none"
@@ -183,15 +184,17 @@ def test_rope_table_matches_reference(models, case):
     model = models.get(case.compile_key)
     source = model.kernel(LAYER, "preprocess").source
     match = _INV_FREQ.search(source)
-    assert match, "no kInvFreq table in the generated source"
-    table = [float(x) for x in match.group(1).replace("\n", " ").split(",") if x.strip()]
+    assert match, "no rope_inv_freq table in the generated source"
+    table = [float(x) for x in match.group(2).replace("\n", " ").split(",") if x.strip()]
+    assert len(table) == int(match.group(1))
     _, rotary_dim, _, theta, scaling = rope_parameters(case.rope, case.dims[0])
     inv_freq, factor = rope_inv_freq(rotary_dim, theta, scaling)
     assert len(table) == len(inv_freq)
     for i, (got, want) in enumerate(zip(table, inv_freq)):
         assert abs(got - want) <= 1e-12 * abs(want), (i, got, want)
     factor_match = _FACTOR.search(source)
-    got_factor = float(factor_match.group(1)) if factor_match else 1.0
+    assert factor_match, "no rope_attention_factor in the generated source's Config"
+    got_factor = float(factor_match.group(1))
     assert abs(got_factor - factor) <= 1e-6 * factor, (got_factor, factor)
 
 

@@ -1419,6 +1419,32 @@ func.func @rope_scaling_bad_bool(%x: tensor<?x4x128xbf16>,
 
 // -----
 
+// The preprocess launch bound is a count of blocks.
+func.func @preprocess_schedule_min_blocks(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>,
+                                          %kc: tensor<?x16x2x2xbf16>,
+                                          %vc: tensor<?x16x2x3xbf16>) {
+  // expected-error @+1 {{preprocess_schedule min_blocks_per_sm must be >= 1, got 0}}
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3, stages = [], schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8, min_blocks_per_sm = 0>}
+      : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+      -> tensor<?x4x2xbf16>
+  return
+}
+
+// -----
+
+// At least one work item's loads are in flight.
+func.func @preprocess_schedule_prefetch(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>,
+                                        %kc: tensor<?x16x2x2xbf16>,
+                                        %vc: tensor<?x16x2x3xbf16>) {
+  // expected-error @+1 {{preprocess_schedule prefetch must be >= 1, got 0}}
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3, stages = [], schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8, min_blocks_per_sm = 4, prefetch = 0>}
+      : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+      -> tensor<?x4x2xbf16>
+  return
+}
+
+// -----
+
 // The schedule's mma names one of the two instructions.
 func.func @schedule_bad_mma(%q: tensor<?x16x192xbf16>, %kc: tensor<?x16x2x192xbf16>,
                             %vc: tensor<?x16x2x128xbf16>, %bt: tensor<?x?xi32>,

@@ -645,3 +645,46 @@ func.func @qkv_split_dropped_gate(%qkv: tensor<?x2048xbf16>) -> tensor<?x4x128xb
       -> tensor<?x4x128xbf16>, tensor<?x4x128xbf16>, tensor<?x4x128xbf16>
   return %q : tensor<?x4x128xbf16>
 }
+
+//===----------------------------------------------------------------------===//
+// Schedules: default-valued parameters (preprocess pair_layout false and
+// prefetch 2) are elided by the printer, others read back as written.
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @preprocess_schedule_pair(
+// CHECK:         schedule = #attn.preprocess_schedule<vector_width = 8, threads_per_head = 4, threads_per_block = 192, heads_per_block = 48, tokens_per_block = 1, min_blocks_per_sm = 3, pair_layout = true, prefetch = 1>
+func.func @preprocess_schedule_pair(%qkv: tensor<?x6144xbf16>, %slots: tensor<?xi64>,
+                                    %kc: tensor<?x16x8x128xbf16>,
+                                    %vc: tensor<?x16x8x128xbf16>, %pos: tensor<?xi64>)
+    -> tensor<?x32x128xbf16> {
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc positions %pos
+      {num_q_heads = 32, num_kv_heads = 8, qk_head_dim = 128, v_head_dim = 128,
+       stages = [#attn.stage<rope>], rotary_dim = 128, rotary_offset = 0,
+       rope_style = #attn.rope_style<neox>, theta = 1.0e+06 : f64,
+       schedule = #attn.preprocess_schedule<prefetch = 1, pair_layout = true,
+           vector_width = 8, threads_per_head = 4, threads_per_block = 192,
+           heads_per_block = 48, tokens_per_block = 1, min_blocks_per_sm = 3>}
+      : tensor<?x6144xbf16>, tensor<?xi64>
+        into tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>
+        positions tensor<?xi64>
+      -> tensor<?x32x128xbf16>
+  return %q : tensor<?x32x128xbf16>
+}
+
+// CHECK-LABEL: func.func @preprocess_schedule_defaults(
+// CHECK:         schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8, min_blocks_per_sm = 4>,
+func.func @preprocess_schedule_defaults(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>,
+                                        %kc: tensor<?x16x2x2xbf16>,
+                                        %vc: tensor<?x16x2x3xbf16>)
+    -> tensor<?x4x2xbf16> {
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3,
+       stages = [],
+       schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4,
+           threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8,
+           min_blocks_per_sm = 4, pair_layout = false, prefetch = 2>}
+      : tensor<?x18xbf16>, tensor<?xi64>
+        into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+      -> tensor<?x4x2xbf16>
+  return %q : tensor<?x4x2xbf16>
+}

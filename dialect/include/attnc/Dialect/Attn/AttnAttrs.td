@@ -68,12 +68,25 @@ def Attn_PreprocessScheduleAttr : AttrDef<Attn_Dialect, "PreprocessSchedule"> {
     types when the head dims allow it); a block of `threads_per_block`
     threads handles `heads_per_block` work items of `tokens_per_block`
     tokens. Widths that do not divide a head dim are handled by a remainder
-    loop, so any head dim (2, 3, ...) is valid.
+    loop, so any head dim (2, 3, ...) is valid. `min_blocks_per_sm` is the
+    kernel's launch bound: the blocks per SM its register allocation must
+    allow.
+
+    `pair_layout` (a neox rotation over the whole q/k head only, with
+    threads_per_head dividing half the head in vectors): chunk c <
+    Dqk / 2 / vector_width / threads_per_head of a lane holds vector
+    c * threads_per_head + lane of the first half and the chunk as many
+    further on its rotation partner, so the rotation needs no exchange
+    between lanes. False (the default, omitted when printed): chunk c holds
+    vector c * threads_per_head + lane. `prefetch` is the number of work
+    items whose loads are issued together (default 2, omitted when
+    printed).
 
     Example:
     ```mlir
-    #attn.preprocess_schedule<vector_width = 8, threads_per_head = 8,
-        threads_per_block = 256, heads_per_block = 32, tokens_per_block = 1>
+    #attn.preprocess_schedule<vector_width = 8, threads_per_head = 4,
+        threads_per_block = 192, heads_per_block = 48, tokens_per_block = 1,
+        min_blocks_per_sm = 3, pair_layout = true, prefetch = 1>
     ```
   }];
   let parameters = (ins
@@ -81,7 +94,12 @@ def Attn_PreprocessScheduleAttr : AttrDef<Attn_Dialect, "PreprocessSchedule"> {
     "int64_t":$threads_per_head,
     "int64_t":$threads_per_block,
     "int64_t":$heads_per_block,
-    "int64_t":$tokens_per_block
+    "int64_t":$tokens_per_block,
+    "int64_t":$min_blocks_per_sm,
+    Attn_BoolParameter<"lanes hold both halves of their rotation pairs",
+                       "false">:$pair_layout,
+    DefaultValuedParameter<"int64_t", "2",
+                           "work items whose loads are issued together">:$prefetch
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -319,6 +319,9 @@ def Attn_FusedPreprocessOp : Attn_Op<"fused_preprocess",
   let extraClassDeclaration = [{
     /// True when `stage` is in `stages`.
     bool hasStage(::attnc::attn::PreprocessStage stage);
+    /// True when a norm stage is listed after rope (the verifier keeps
+    /// q_norm and k_norm on one side of it): the rotated head is normalised.
+    bool normAfterRope();
   }];
 }
 
