@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "attnc/Dialect/Attn/AttnOps.h"
 
-#include "attnc/Model/Layout.h"
+#include "attnc/Plan/Layout.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -2,7 +2,7 @@
 #include "attnc/Dialect/Attn/LayerBuilder.h"
 
 #include "attnc/Dialect/Attn/AttnOps.h"
-#include "attnc/Model/Layout.h"
+#include "attnc/Plan/Layout.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

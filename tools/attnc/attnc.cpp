@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attnc/Dialect/Attn/LayerBuilder.h"
-#include "attnc/Model/Layout.h"
+#include "attnc/Plan/Layout.h"
 #include "attnc/Model/ModelConfig.h"
 
 #include "attnc/Jit/ModelCompiler.h"
