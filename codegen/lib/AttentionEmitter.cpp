@@ -95,7 +95,8 @@ void printAttentionHeader(llvm::raw_ostream &os, const AttentionLayer &layer,
      << " split_kv_min_keys=" << schedule.getSplitKvMinKeys()
      << " max_kv_splits=" << schedule.getMaxKvSplits()
      << " target_ctas=" << schedule.getTargetCtas() << " mma="
-     << schedule.getMma() << "\n";
+     << schedule.getMma() << " form=" << stringifyAttentionForm(schedule.getForm())
+     << "\n";
 }
 
 /// One parameter of an attention kernel: its ABI entry, its CUDA type, and
@@ -194,7 +195,7 @@ void printEntryPoint(llvm::raw_ostream &os, StringRef name, StringRef callee,
   }
   os << "extern \"C\" __global__ void __launch_bounds__(Config::kWarps * 32)\n"
      << name << "(" << llvm::join(declared, ",\n    ") << ") {\n"
-     << "  " << callee << "(" << llvm::join(forwarded, ", ") << ");\n}\n";
+     << "  " << callee << "(\n      " << llvm::join(forwarded, ", ") << ");\n}\n";
 }
 
 /// One `static constexpr` member of the Config.
@@ -351,35 +352,20 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   if (failed(prepared))
     return failure();
   DictionaryAttr emission = *prepared;
-  StringRef activationName = emissionString(emission, "activation");
-  StringRef cacheName = emissionString(emission, "cache");
-  bool fp8 = cacheName == "fp8_e4m3";
-  int64_t blockM = schedule.getBlockM(), blockN = schedule.getBlockN();
-  int64_t warps = schedule.getNumWarps();
-  int64_t qkPadded = schedule.getQkDimPadded(), vPadded = schedule.getVDimPadded();
-  int64_t stages = schedule.getPipelineStages();
-  // The tensor-core form covers what its tiling was chosen for; anything
-  // else (wide V heads, a cache in another 16-bit type) takes the reference
-  // kernel.
-  if (!takesTensorCoreForm(vPadded,
-                           activationName == "bf16" || activationName == "fp16",
-                           fp8 || cacheName == activationName) ||
-      blockM != 32 * warps || blockN != 64 || warps != 4 || stages != 2)
+  // attn-specialize chose the form; attn-prepare-emission checked that the
+  // templates take the schedule.
+  if (schedule.getForm() == AttentionForm::cuda_core)
     return emitReferenceAttention(function, op, gateOp, emission);
 
   AttentionLayer layer(function, op, gateOp, emission);
+  int64_t blockM = schedule.getBlockM(), vPadded = schedule.getVDimPadded();
   int64_t pack = schedule.getGqaPack();
   attnc::plan::SplitKvLimits limits{schedule.getTargetCtas(),
                                     schedule.getMaxKvSplits()};
   bool wgmma = schedule.getMma() == "wgmma";
-  if (wgmma && (fp8 || cacheName != activationName))
-    return op.emitOpError()
-           << "schedule mma \"wgmma\" needs a cache of the activation type "
-              "(fp8 and other caches take mma.sync), got "
-           << cacheName << " for " << activationName;
-  AttentionSharedMap map =
-      attentionSharedMap(qkPadded, vPadded, blockM, blockN, stages,
-                         limits.maxKvSplits, fp8, wgmma);
+  AttentionSharedMap map = attentionSharedMap(
+      schedule.getQkDimPadded(), vPadded, blockM, schedule.getBlockN(),
+      schedule.getPipelineStages(), limits.maxKvSplits, layer.fp8, wgmma);
 
   std::string source;
   llvm::raw_string_ostream os(source);
@@ -403,7 +389,7 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   KernelAbi abi;
   abi.name = layer.name;
   abi.params = abiParams(params);
-  abi.block = {static_cast<uint32_t>(warps * 32), 1, 1};
+  abi.block = {static_cast<uint32_t>(schedule.getNumWarps() * 32), 1, 1};
   abi.grid = {GridDimRule::ceilDivPlus("num_tokens", pack, blockM, "num_seqs"),
               GridDimRule::fixed(layer.numKvHeads * (layer.groupSize / pack)),
               GridDimRule::ceilDiv("num_kv_splits", 1, 1)};

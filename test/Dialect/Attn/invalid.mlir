@@ -1418,6 +1418,33 @@ func.func @rope_scaling_bad_bool(%x: tensor<?x4x128xbf16>,
 
 // -----
 
+// The CUDA-core form has no matrix instruction to choose.
+func.func @schedule_cuda_core_wgmma(%q: tensor<?x16x192xbf16>, %kc: tensor<?x16x2x192xbf16>,
+                                    %vc: tensor<?x16x2x128xbf16>, %bt: tensor<?x?xi32>,
+                                    %sl: tensor<?xi32>, %qs: tensor<?xi32>) {
+  // expected-error @+1 {{attention_schedule form cuda_core has no matrix instruction: mma must be "mma.sync" (the default), got "wgmma"}}
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs {schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "wgmma", form = cuda_core>, softmax_scale = 0.07 : f64}
+      : tensor<?x16x192xbf16>, tensor<?x16x2x192xbf16>, tensor<?x16x2x128xbf16>,
+        tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
+  return
+}
+
+// -----
+
+// The form is one of the two kernel forms.
+func.func @schedule_bad_form(%q: tensor<?x16x192xbf16>, %kc: tensor<?x16x2x192xbf16>,
+                             %vc: tensor<?x16x2x128xbf16>, %bt: tensor<?x?xi32>,
+                             %sl: tensor<?xi32>, %qs: tensor<?xi32>) {
+  // expected-error @+2 {{expected one of [tensor_core, cuda_core] for the paged attention kernel's form, got: reference}}
+  // expected-error @+1 {{failed to parse Attn_AttentionScheduleAttr parameter 'form'}}
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs {schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, form = reference>, softmax_scale = 0.07 : f64}
+      : tensor<?x16x192xbf16>, tensor<?x16x2x192xbf16>, tensor<?x16x2x128xbf16>,
+        tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
+  return
+}
+
+// -----
+
 // The schedule's mma names one of the two instructions.
 func.func @schedule_bad_mma(%q: tensor<?x16x192xbf16>, %kc: tensor<?x16x2x192xbf16>,
                             %vc: tensor<?x16x2x128xbf16>, %bt: tensor<?x?xi32>,
