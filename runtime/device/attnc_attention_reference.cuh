@@ -47,7 +47,7 @@ __device__ __forceinline__ void reference_attention(
   if (num_seqs <= 0) return; // malformed batch: nothing owns this row
 
   // The sequence owning this query row: last seq with query_start_loc <= token.
-  int lo = 0, hi = num_seqs - 1;
+  int hi = num_seqs - 1, lo = 0;
   while (lo < hi) {
     const int mid = (lo + hi + 1) / 2;
     if (query_start_loc[mid] <= token) lo = mid; else hi = mid - 1;
