@@ -47,6 +47,7 @@ __device__ __forceinline__ void reference_attention(
   if (num_seqs <= 0) return; // malformed batch: nothing owns this row
 
   // The sequence owning this query row: last seq with query_start_loc <= token.
+  // (hi declared first: the operand order of the kernel's tuned SASS.)
   int hi = num_seqs - 1, lo = 0;
   while (lo < hi) {
     const int mid = (lo + hi + 1) / 2;
