@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "attnc/Codegen/CudaEmitter.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Plan/AttentionTiling.h"
 #include "attnc/Plan/Layout.h"
 
 #include "mlir/IR/Builders.h"
@@ -234,6 +235,50 @@ LogicalResult prepare(FusedPreprocessOp op) {
   return success();
 }
 
+/// What the attention templates take of a schedule (the printer prints
+/// whatever it is given): the tensor-core form's one tiling (block_m 128 of
+/// 4 warps, block_n 64 at 2 stages: attnc_attention.cuh), 16-bit
+/// activations with a cache of their type or fp8, and wgmma only on a cache
+/// of the activation type with the v_dim_padded its wrappers have.
+LogicalResult checkAttentionSchedule(PagedAttentionOp op, Type activation,
+                                     Type cacheElement) {
+  AttentionScheduleAttr schedule = op.getScheduleAttr();
+  if (schedule.getForm() == AttentionForm::cuda_core)
+    return success();
+  if (schedule.getBlockM() != 128 || schedule.getBlockN() != 64 ||
+      schedule.getNumWarps() != 4 || schedule.getPipelineStages() != 2)
+    return op.emitOpError()
+           << "cannot be emitted: the tensor-core form needs block_m 128, "
+              "block_n 64, num_warps 4 and pipeline_stages 2, got "
+           << schedule.getBlockM() << ", " << schedule.getBlockN() << ", "
+           << schedule.getNumWarps() << " and " << schedule.getPipelineStages()
+           << " (attn-specialize records other shapes as form = cuda_core)";
+  bool sixteenBit = activation.isBF16() || activation.isF16();
+  bool fp8 = cacheName(cacheElement) == "fp8_e4m3";
+  if (!takesTensorCoreForm(schedule.getVDimPadded(), sixteenBit,
+                           fp8 || cacheElement == activation))
+    return op.emitOpError()
+           << "cannot be emitted: the tensor-core form needs 16-bit "
+              "activations, a cache of their type or fp8 and v_dim_padded <= "
+              "256, got "
+           << activationName(activation) << ", " << cacheName(cacheElement)
+           << " and " << schedule.getVDimPadded()
+           << " (attn-specialize records such layers as form = cuda_core)";
+  if (schedule.getMma() != "wgmma")
+    return success();
+  if (fp8 || cacheElement != activation)
+    return op.emitOpError()
+           << "schedule mma \"wgmma\" needs a cache of the activation type "
+              "(fp8 and other caches take mma.sync), got "
+           << cacheName(cacheElement) << " for " << activationName(activation);
+  if (schedule.getVDimPadded() != 64 && schedule.getVDimPadded() != 128)
+    return op.emitOpError()
+           << "schedule mma \"wgmma\" needs v_dim_padded 64 or 128 (the "
+              "O += P V wrappers of attnc_wgmma.cuh), got "
+           << schedule.getVDimPadded();
+  return success();
+}
+
 LogicalResult prepare(PagedAttentionOp op, OutputGateOp gate) {
   Builder b(op.getContext());
   if (!op.getSchedule())
@@ -258,6 +303,8 @@ LogicalResult prepare(PagedAttentionOp op, OutputGateOp gate) {
       return op.emitOpError() << "cannot be emitted: " << name
                               << " must hold i32, got "
                               << cast<RankedTensorType>(value.getType()).getElementType();
+  if (failed(checkAttentionSchedule(op, activation, cacheElement)))
+    return failure();
   int64_t numQHeads = queryType.getDimSize(1);
   int64_t numKvHeads =
       cast<RankedTensorType>(op.getKCache().getType()).getDimSize(2);

@@ -759,7 +759,7 @@ LogicalResult AttentionScheduleAttr::verify(
     int64_t blockN, int64_t numWarps, int64_t pipelineStages,
     int64_t qkDimPadded, int64_t vDimPadded, int64_t gqaPack,
     int64_t splitKvMinKeys, int64_t maxKvSplits, int64_t targetCtas,
-    StringRef mma) {
+    StringRef mma, AttentionForm form) {
   if (failed(checkPositiveParameters(
           emitError, "attention_schedule",
           {{"block_m", blockM},
@@ -788,6 +788,11 @@ LogicalResult AttentionScheduleAttr::verify(
   if (mma != "mma.sync" && mma != "wgmma")
     return emitError() << "attention_schedule mma must be \"mma.sync\" or "
                           "\"wgmma\", got \""
+                       << mma << "\"";
+  if (form == AttentionForm::cuda_core && mma != "mma.sync")
+    return emitError() << "attention_schedule form cuda_core has no matrix "
+                          "instruction: mma must be \"mma.sync\" (the "
+                          "default), got \""
                        << mma << "\"";
   if (mma == "wgmma") {
     // Two m64 row blocks per warpgroup, 64-element swizzled column blocks,

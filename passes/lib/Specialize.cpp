@@ -80,7 +80,8 @@
 //    then the merge areas, rows padded by 16 bytes) must fit the arch's
 //    limit; at 192/128 bf16 it is 93 KB (113 KB in the wgmma form), two
 //    blocks per SM. Otherwise the shape takes the CUDA-core form, recorded
-//    as block_n 16 at 1 stage (it keeps no K/V tiles), whose num_warps x
+//    as form = cuda_core with block_n 16 at 1 stage (it keeps no K/V
+//    tiles; the printer reads the form and re-derives nothing), whose num_warps x
 //    group x (2 + v_head_dim) floats of shared memory must fit; if they do
 //    not, the shape is rejected.
 //  - mma: "wgmma" on sm_90a (takesWgmmaForm in AttentionTiling.h: 16-bit
@@ -402,7 +403,9 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
       [&] { return op.emitOpError() << "chose an invalid schedule: "; },
       op.getContext(), chosen->blockM, chosen->blockN, numWarps,
       chosen->stages, qkPadded, vPadded, gqaPack, kSplitKvMinKeys, maxSplits,
-      targetCtas, StringRef(wgmma ? "wgmma" : "mma.sync"));
+      targetCtas, StringRef(wgmma ? "wgmma" : "mma.sync"),
+      chosen == &tensorTile ? AttentionForm::tensor_core
+                            : AttentionForm::cuda_core);
   if (!schedule)
     return failure();
   return schedule;

@@ -18,7 +18,7 @@ func.func @ok__preprocess(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: t
 // CHECK-LABEL: func.func @ok__attention
 // CHECK: attn.emission = {activation = "fp16", block_size = 16 : i64, cache = "fp16", gate = false, group_size = 2 : i64, scale_log2 = 0.72134752044448169 : f64}
 func.func @ok__attention(%q: tensor<?x4x2xf16>, %kc: tensor<?x16x2x2xf16>, %vc: tensor<?x16x2x3xf16>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>) -> tensor<?x4x3xf16> attributes {attn.kernel = "attention", attn.layer = "ok"} {
-  %o = attn.paged_attention %q, %kc, %vc, %tables, %lens, %starts {softmax_scale = 0.5 : f64, schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>} : tensor<?x4x2xf16>, tensor<?x16x2x2xf16>, tensor<?x16x2x3xf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x4x3xf16>
+  %o = attn.paged_attention %q, %kc, %vc, %tables, %lens, %starts {softmax_scale = 0.5 : f64, schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>} : tensor<?x4x2xf16>, tensor<?x16x2x2xf16>, tensor<?x16x2x3xf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x4x3xf16>
   return %o : tensor<?x4x3xf16>
 }
 
@@ -34,7 +34,7 @@ func.func @unscheduled__attention(%q: tensor<?x4x2xbf16>, %kc: tensor<?x16x2x2xb
 
 func.func @f32__attention(%q: tensor<?x4x2xf32>, %kc: tensor<?x16x2x2xf32>, %vc: tensor<?x16x2x3xf32>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>) -> tensor<?x4x3xf32> attributes {attn.kernel = "attention", attn.layer = "x"} {
   // expected-error @+1 {{'attn.paged_attention' op cannot be emitted: activation type 'f32' is not supported (bf16 or f16)}}
-  %o = attn.paged_attention %q, %kc, %vc, %tables, %lens, %starts {softmax_scale = 0.5 : f64, schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>} : tensor<?x4x2xf32>, tensor<?x16x2x2xf32>, tensor<?x16x2x3xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x4x3xf32>
+  %o = attn.paged_attention %q, %kc, %vc, %tables, %lens, %starts {softmax_scale = 0.5 : f64, schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>} : tensor<?x4x2xf32>, tensor<?x16x2x2xf32>, tensor<?x16x2x3xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x4x3xf32>
   return %o : tensor<?x4x3xf32>
 }
 
@@ -42,7 +42,7 @@ func.func @f32__attention(%q: tensor<?x4x2xf32>, %kc: tensor<?x16x2x2xf32>, %vc:
 
 func.func @i64_tables__attention(%q: tensor<?x4x2xbf16>, %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>, %tables: tensor<?x?xi64>, %lens: tensor<?xi32>, %starts: tensor<?xi32>) -> tensor<?x4x3xbf16> attributes {attn.kernel = "attention", attn.layer = "x"} {
   // expected-error @+1 {{'attn.paged_attention' op cannot be emitted: block_tables must hold i32, got 'i64'}}
-  %o = attn.paged_attention %q, %kc, %vc, %tables, %lens, %starts {softmax_scale = 0.5 : f64, schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>} : tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>, tensor<?x?xi64>, tensor<?xi32>, tensor<?xi32> -> tensor<?x4x3xbf16>
+  %o = attn.paged_attention %q, %kc, %vc, %tables, %lens, %starts {softmax_scale = 0.5 : f64, schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>} : tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>, tensor<?x?xi64>, tensor<?xi32>, tensor<?xi32> -> tensor<?x4x3xbf16>
   return %o : tensor<?x4x3xbf16>
 }
 
@@ -50,7 +50,7 @@ func.func @i64_tables__attention(%q: tensor<?x4x2xbf16>, %kc: tensor<?x16x2x2xbf
 
 func.func @dynamic_block__attention(%q: tensor<?x4x2xbf16>, %kc: tensor<?x?x2x2xbf16>, %vc: tensor<?x?x2x3xbf16>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>) -> tensor<?x4x3xbf16> attributes {attn.kernel = "attention", attn.layer = "x"} {
   // expected-error @+1 {{'attn.paged_attention' op cannot be emitted: k_cache dim 1 is dynamic, but head counts, head dims and the cache block size are baked into the kernel}}
-  %o = attn.paged_attention %q, %kc, %vc, %tables, %lens, %starts {softmax_scale = 0.5 : f64, schedule = #attn.attention_schedule<block_m = 64, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>} : tensor<?x4x2xbf16>, tensor<?x?x2x2xbf16>, tensor<?x?x2x3xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x4x3xbf16>
+  %o = attn.paged_attention %q, %kc, %vc, %tables, %lens, %starts {softmax_scale = 0.5 : f64, schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>} : tensor<?x4x2xbf16>, tensor<?x?x2x2xbf16>, tensor<?x?x2x3xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x4x3xbf16>
   return %o : tensor<?x4x3xbf16>
 }
 

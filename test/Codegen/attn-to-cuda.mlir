@@ -5,8 +5,10 @@
 // kernel: each ABSENT-NOT covers the whole text between two labels.
 //
 // The attention expectations were worked out by hand (sm_90a, 132 SMs) from
-// passes/lib/Specialize.cpp, attnc/Dialect/Attn/AttentionTiling.h and
-// emitAttention: block_m 128, 4 warps (128 threads), 2 stages, block_n 64
+// passes/lib/Specialize.cpp and attnc/Plan/AttentionTiling.h (the
+// shared-memory map the emitter prints into the kernel's Config; the kernel
+// bodies are templates in runtime/device/attnc_attention*.cuh, so only the
+// Config and the entry point are checked here): block_m 128, 4 warps (128 threads), 2 stages, block_n 64
 // when it fits; target_ctas 2 x 132 = 264, max_kv_splits min(64, 264) = 64,
 // workspace tiles 2 x 264 = 528. Shared memory, with rows of P =
 // qk_dim_padded + 8 and V = v_dim_padded + 8 16-bit elements, K and V tiles
@@ -21,8 +23,8 @@
 // + 2 x 64 x qk_dim_padded x 2 + 64 x v_dim_padded x 2. Workspace W = 2 x 264 x 128 x
 // (v_dim_padded + 2) + 264 floats. Grid: x = ceil(num_tokens x gqa_pack /
 // 128) + num_seqs, y = Hkv x (group / gqa_pack), z = num_kv_splits.
-// v_dim_padded > 256 (and block_n below 64) takes the CUDA-core reference
-// kernel instead.
+// v_dim_padded > 256 takes the CUDA-core reference kernel instead
+// (form = cuda_core in the schedule).
 
 // A 2/3 layer with an interleaved gate, no q/k norm, no rope (Dqk != Dv
 // everywhere): per q head [q (2) | gate (3)], so q and gate heads stride 5;
@@ -92,90 +94,107 @@
 // scale_log2 = 0.7071 x log2(e) = 0.7071 x 1.44269504088896 = 1.0201296634...
 // CHECK-LABEL: // ===== kernel small__attention (attention) =====
 // CHECK: // configuration: num_q_heads=4 num_kv_heads=2 qk_head_dim=2 v_head_dim=3 group_size=2
-// CHECK: // schedule: block_m=128 block_n=64 num_warps=4 pipeline_stages=2 qk_dim_padded=16 v_dim_padded=16 gqa_pack=2 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264
+// CHECK: // schedule: block_m=128 block_n=64 num_warps=4 pipeline_stages=2 qk_dim_padded=16 v_dim_padded=16 gqa_pack=2 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264 mma=mma.sync form=tensor_core
 // CHECK-NEXT: // Tensor-core form: mma.sync m16n8k16
-// CHECK: using act_t = __nv_bfloat16;
+// CHECK: #include "attnc_attention.cuh"
+// CHECK: struct Config {
+// CHECK-NEXT: using act_t = __nv_bfloat16;
 // CHECK-NEXT: using cache_t = __nv_bfloat16;
-// CHECK-NEXT: constexpr int kNumQHeads = 4;
-// CHECK-NEXT: constexpr int kNumKvHeads = 2;
-// CHECK-NEXT: constexpr int kGroupSize = 2;
-// CHECK-NEXT: constexpr int kPack = 2;
-// CHECK: constexpr int kQkHeadDim = 2;
-// CHECK-NEXT: constexpr int kVHeadDim = 3;
-// CHECK-NEXT: constexpr int kQkPad = 16;
-// CHECK-NEXT: constexpr int kVPad = 16;
-// CHECK-NEXT: constexpr int kBlockSize = 16;
-// CHECK-NEXT: constexpr int kWarps = 4;
-// CHECK: constexpr int kBlockM = 128;
-// CHECK-NEXT: constexpr int kBlockN = 64;
-// CHECK-NEXT: constexpr int kStages = 2;
-// CHECK-NEXT: constexpr int kMaxSplits = 64;
-// CHECK-NEXT: constexpr int kTargetCtas = 264;
-// CHECK-NEXT: constexpr int kWorkspaceTiles = 528;
-// CHECK: constexpr float kScaleLog2 = 1.0201296634{{[0-9]*}}f;
-// CHECK: constexpr bool kWiden = false;
-// CHECK: static_assert(kSharedBytes == 67360, "the launch's dynamic shared memory");
+// CHECK-NEXT: static constexpr int kNumQHeads = 4;
+// CHECK-NEXT: static constexpr int kNumKvHeads = 2;
+// CHECK-NEXT: static constexpr int kGroupSize = 2;
+// CHECK-NEXT: static constexpr int kQkHeadDim = 2;
+// CHECK-NEXT: static constexpr int kVHeadDim = 3;
+// CHECK-NEXT: static constexpr int kBlockSize = 16;
+// CHECK-NEXT: static constexpr float kScaleLog2 = 1.0201296634{{[0-9]*}}f;
+// Causal, no window, no sinks, no fp8, the gate, no soft-cap, no value scale.
+// CHECK: static constexpr bool kCausal = true;
+// CHECK-NEXT: static constexpr int kSlidingWindow = 0;
+// CHECK-NEXT: static constexpr bool kSinks = false;
+// CHECK-NEXT: static constexpr bool kFp8 = false;
+// CHECK: static constexpr bool kGate = true;
+// CHECK: static constexpr bool kHasSoftcap = false;
+// CHECK: static constexpr bool kHasValueScale = false;
+// CHECK: static constexpr int kPack = 2;
+// CHECK-NEXT: static constexpr int kQkPad = 16;
+// CHECK-NEXT: static constexpr int kVPad = 16;
+// CHECK-NEXT: static constexpr int kWarps = 4;
+// CHECK-NEXT: static constexpr int kBlockM = 128;
+// CHECK-NEXT: static constexpr int kBlockN = 64;
+// CHECK-NEXT: static constexpr int kStages = 2;
+// CHECK-NEXT: static constexpr int kMaxSplits = 64;
+// CHECK-NEXT: static constexpr int kTargetCtas = 264;
+// CHECK-NEXT: static constexpr int kWorkspaceTiles = 528;
+// CHECK-NEXT: static constexpr bool kWgmma = false;
 // The rows are not whole 16-byte chunks: a q row is 2 x 2 = 4 bytes, a K row
 // 2 x 2 = 4 (bf16 cache), a V row 3 x 2 = 6, so kQVector, kKVector and
-// kVVector are false and Q, K and V load element by element (the scalar
-// branches checked below), after the shared memory is zero-filled.
-// CHECK: constexpr bool kQVector = false;
-// CHECK-NEXT: constexpr bool kKVector = false;
-// CHECK-NEXT: constexpr bool kVVector = false;
-// CHECK: const act_t *__restrict__ gate;
-// CHECK: float score_scale;  // log2 units per raw q.k{{$}}
-// CHECK-NEXT: float out_scale;    // value_scale{{$}}
-// Causal, no window: a row attends keys [0, pos + 1).
-// CHECK: int row_key_begin(int pos, int kv_len) {
-// CHECK-NEXT: return 0;
-// CHECK: int row_key_end(int pos, int kv_len) {
-// CHECK-NEXT: return min(pos + 1, kv_len);
-// CHECK: void load_k_tile(
-// CHECK: constexpr int kRowBytes = kKStride * 2;
-// CHECK-NEXT: if constexpr (kKVector) {
-// CHECK-NEXT: copy_rows<kQkHeadDim, kRowBytes>(a.k_cache, kv_head, slots, dst);
-// CHECK-NEXT: } else {
-// CHECK-NEXT: for (int c = threadIdx.x; c < kBlockN * kQkHeadDim; c += kThreads) {
-// CHECK: void load_v_tile(
-// CHECK: constexpr int kRowBytes = kVStride * 2;
-// CHECK-NEXT: if constexpr (kVVector) {
-// CHECK-NEXT: copy_rows<kVHeadDim, kRowBytes>(a.v_cache, kv_head, slots, dst);
-// CHECK-NEXT: } else {
-// CHECK-NEXT: for (int c = threadIdx.x; c < kBlockN * kVHeadDim; c += kThreads) {
-// The gate epilogue multiplies by sigmoid(gate), with no other scale.
-// CHECK: float result = m == -attnc::infinity() ? 0.0f : acc / l;
-// CHECK-NEXT: const long long out = ((long long)token * kNumQHeads + head) * kVHeadDim + d;
-// CHECK-NEXT: result *= attnc::sigmoid(attnc::to_float(a.gate[out]));
-// CHECK: if constexpr (kQkHeadDim != kQkPad || !kQVector || !kKVector) {
-// CHECK: if constexpr (kQVector) {
-// CHECK: } else {
-// CHECK-NEXT: for (int c = tid; c < rows * kQkHeadDim; c += kThreads) {
-// CHECK: extern "C" __global__ void __launch_bounds__(kThreads)
-// CHECK-NEXT: small__attention(const act_t *__restrict__ query,
-// CHECK-NEXT: const cache_t *__restrict__ k_cache,
-// CHECK-NEXT: const cache_t *__restrict__ v_cache,
+// kVVector are false and Q, K and V load element by element.
+// CHECK: static constexpr bool kQVector = false;
+// CHECK-NEXT: static constexpr bool kKVector = false;
+// CHECK-NEXT: static constexpr bool kVVector = false;
+// The shared-memory map: strides 16 + 8 = 24 elements (K/V rows land in
+// place: 48 bytes); the staggered K and V tiles after the Q tile (6144,
+// 6144 + 3072); the ring after the 16-row Q tile (16 x 24 x 2 = 768) in
+// stages of 2 x 3072, the widened pair after both stages (768 + 2 x 6144 =
+// 13056, + 3072); wgmma Q 128 x 16 x 2 = 4096, K tiles of 64 x 16 x 2 =
+// 2048, V after two; merge rows of 4 x 128 = 512 bytes: m after
+// 512 x 24 = 12288, then l, weights, row m, row l; split l after
+// 64 x 512 = 32768, merged m, l after 65536; slots after the front area
+// (66560), the flag after 768 bytes of slots, the sequence 16 bytes later.
+// CHECK: static constexpr int kQStride = 24;
+// CHECK-NEXT: static constexpr int kKStride = 24;
+// CHECK-NEXT: static constexpr int kVStride = 24;
+// CHECK-NEXT: static constexpr int kOStride = 24;
+// CHECK-NEXT: static constexpr int kKLandStride = 48;
+// CHECK-NEXT: static constexpr int kVLandStride = 48;
+// CHECK-NEXT: static constexpr int kStaggeredKOffset = 6144;
+// CHECK-NEXT: static constexpr int kStaggeredVOffset = 9216;
+// CHECK-NEXT: static constexpr int kStaggeredKLandOffset = 6144;
+// CHECK-NEXT: static constexpr int kStaggeredVLandOffset = 9216;
+// CHECK-NEXT: static constexpr int kRingOffset = 768;
+// CHECK-NEXT: static constexpr int kRingStageBytes = 6144;
+// CHECK-NEXT: static constexpr int kRingVOffset = 3072;
+// CHECK-NEXT: static constexpr int kRingWidenKOffset = 13056;
+// CHECK-NEXT: static constexpr int kRingWidenVOffset = 16128;
+// CHECK-NEXT: static constexpr int kWgmmaKOffset = 4096;
+// CHECK-NEXT: static constexpr int kWgmmaKBytes = 2048;
+// CHECK-NEXT: static constexpr int kWgmmaVOffset = 8192;
+// CHECK-NEXT: static constexpr int kMergeMOffset = 12288;
+// CHECK-NEXT: static constexpr int kMergeLOffset = 12800;
+// CHECK-NEXT: static constexpr int kMergeWeightOffset = 13312;
+// CHECK-NEXT: static constexpr int kMergeRowMOffset = 13824;
+// CHECK-NEXT: static constexpr int kMergeRowLOffset = 14336;
+// CHECK-NEXT: static constexpr int kSplitLOffset = 32768;
+// CHECK-NEXT: static constexpr int kSplitMergedMOffset = 65536;
+// CHECK-NEXT: static constexpr int kSplitMergedLOffset = 66048;
+// CHECK-NEXT: static constexpr int kSlotOffset = 66560;
+// CHECK-NEXT: static constexpr int kSplitFlagOffset = 67328;
+// CHECK-NEXT: static constexpr int kOwnerOffset = 67344;
+// CHECK-NEXT: static constexpr int kSharedBytes = 67360;
+// CHECK-NEXT: };
+// CHECK: extern "C" __global__ void __launch_bounds__(Config::kWarps * 32)
+// CHECK-NEXT: small__attention(const __nv_bfloat16 *__restrict__ query,
+// CHECK-NEXT: const __nv_bfloat16 *__restrict__ k_cache,
+// CHECK-NEXT: const __nv_bfloat16 *__restrict__ v_cache,
 // CHECK-NEXT: const int *__restrict__ block_tables,
 // CHECK-NEXT: const int *__restrict__ seq_lens,
 // CHECK-NEXT: const int *__restrict__ query_start_loc,
-// CHECK-NEXT: const act_t *__restrict__ gate,
-// CHECK-NEXT: act_t *__restrict__ output,
+// CHECK-NEXT: const __nv_bfloat16 *__restrict__ gate,
+// CHECK-NEXT: __nv_bfloat16 *__restrict__ output,
 // CHECK-NEXT: float *__restrict__ workspace,
 // CHECK-NEXT: int num_tokens,
 // CHECK-NEXT: int num_seqs,
 // CHECK-NEXT: int max_blocks_per_seq,
 // CHECK-NEXT: int num_kv_splits) {
-// CHECK: a.gate = gate;
-// CHECK: a.score_scale = kScaleLog2;
-// CHECK-NEXT: a.out_scale = 1.0f;
+// The template's parameters: sinks, k_scale and v_scale absent (nullptr).
+// CHECK-NEXT: attnc::paged_attention<Config>(
+// CHECK-NEXT: query, k_cache, v_cache, block_tables, seq_lens, query_start_loc, nullptr, nullptr, nullptr, gate, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
+// CHECK-NEXT: }
 // ABSENT-LABEL: // ===== kernel small__attention (attention) =====
-// ABSENT-NOT: wgmma
-// ABSENT-NOT: sinks
-// ABSENT-NOT: kSlidingWindow
-// ABSENT-NOT: k_scale
-// ABSENT-NOT: v_scale
-// ABSENT-NOT: widen_tile
-// ABSENT-NOT: kSoftcap
-// ABSENT-NOT: kValueScale
+// ABSENT-NOT: __restrict__ sinks
+// ABSENT-NOT: __restrict__ k_scale
+// ABSENT-NOT: __restrict__ v_scale
+// ABSENT-NOT: wgmma m64nNk16
 // CHECK-LABEL: // ===== abi small__attention =====
 // CHECK: "name": "gate",
 // CHECK: "name": "output",
@@ -303,74 +322,71 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // (8 / 8) = 1. scale_log2 = 0.0722 x 1.44269504088896 = 0.1041625819...; the
 // fp8 scales fold into the score (k_scale) and output (v_scale) scales.
 // CHECK-LABEL: // ===== kernel big__attention (attention) =====
-// CHECK: // schedule: block_m=128 block_n=64 num_warps=4 pipeline_stages=2 qk_dim_padded=192 v_dim_padded=128 gqa_pack=8 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264
+// CHECK: // schedule: block_m=128 block_n=64 num_warps=4 pipeline_stages=2 qk_dim_padded=192 v_dim_padded=128 gqa_pack=8 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264 mma=mma.sync form=tensor_core
 // CHECK-NEXT: // Tensor-core form: mma.sync m16n8k16
 // CHECK: using cache_t = __nv_fp8_e4m3;
-// CHECK-NEXT: constexpr int kNumQHeads = 8;
-// CHECK-NEXT: constexpr int kNumKvHeads = 1;
-// CHECK-NEXT: constexpr int kGroupSize = 8;
-// CHECK-NEXT: constexpr int kPack = 8;
-// CHECK: constexpr int kQkHeadDim = 192;
-// CHECK-NEXT: constexpr int kVHeadDim = 128;
-// CHECK-NEXT: constexpr int kQkPad = 192;
-// CHECK-NEXT: constexpr int kVPad = 128;
-// CHECK-NEXT: constexpr int kBlockSize = 64;
-// CHECK-NEXT: constexpr int kWarps = 4;
-// CHECK: constexpr int kBlockM = 128;
-// CHECK-NEXT: constexpr int kBlockN = 64;
-// CHECK-NEXT: constexpr int kStages = 2;
-// CHECK: constexpr float kScaleLog2 = 0.1041625819{{[0-9]*}}f;
-// CHECK-NEXT: constexpr int kSlidingWindow = 128;
-// CHECK: constexpr bool kWiden = true;
-// CHECK-NEXT: constexpr int kKRawStride = kQkPad + 16;  // bytes
-// CHECK-NEXT: constexpr int kVRawStride = kVPad + 16;
-// CHECK-NEXT: constexpr int kKLandBytes = kBlockN * kKRawStride;
-// CHECK-NEXT: constexpr int kVLandBytes = kBlockN * kVRawStride;
-// CHECK: static_assert(kSharedBytes == 117536, "the launch's dynamic shared memory");
+// CHECK-NEXT: static constexpr int kNumQHeads = 8;
+// CHECK-NEXT: static constexpr int kNumKvHeads = 1;
+// CHECK-NEXT: static constexpr int kGroupSize = 8;
+// CHECK-NEXT: static constexpr int kQkHeadDim = 192;
+// CHECK-NEXT: static constexpr int kVHeadDim = 128;
+// CHECK-NEXT: static constexpr int kBlockSize = 64;
+// CHECK-NEXT: static constexpr float kScaleLog2 = 0.1041625819{{[0-9]*}}f;
+// Causal with a window of 128 (a row attends keys [pos - 127, pos + 1)),
+// sinks, the fp8 scales, no gate.
+// CHECK: static constexpr bool kCausal = true;
+// CHECK-NEXT: static constexpr int kSlidingWindow = 128;
+// CHECK-NEXT: static constexpr bool kSinks = true;
+// CHECK-NEXT: static constexpr bool kFp8 = true;
+// CHECK: static constexpr bool kGate = false;
+// CHECK: static constexpr int kPack = 8;
+// CHECK-NEXT: static constexpr int kQkPad = 192;
+// CHECK-NEXT: static constexpr int kVPad = 128;
+// CHECK: static constexpr bool kWgmma = false;
 // Whole 16-byte chunks: a q row is 192 x 2 = 384 bytes, fp8 K and V rows
 // 192 and 128 bytes.
-// CHECK: constexpr bool kQVector = true;
-// CHECK-NEXT: constexpr bool kKVector = true;
-// CHECK-NEXT: constexpr bool kVVector = true;
-// CHECK: const float *__restrict__ sinks;
-// CHECK: float score_scale;  // log2 units per raw q.k (times k_scale)
-// CHECK-NEXT: float out_scale;    // value_scale times v_scale
-// Causal with a window of 128: a row attends keys [pos - 127, pos + 1).
-// CHECK: int row_key_begin(int pos, int kv_len) {
-// CHECK-NEXT: return max(0, pos - kSlidingWindow + 1);
-// CHECK: int row_key_end(int pos, int kv_len) {
-// CHECK-NEXT: return min(pos + 1, kv_len);
-// fp8 rows land raw.
-// CHECK: void load_k_tile(
-// CHECK: constexpr int kRowBytes = kKRawStride;
-// CHECK: void load_v_tile(
-// CHECK: constexpr int kRowBytes = kVRawStride;
-// CHECK: __device__ __forceinline__ void widen_tile(
-// The sink adds one logit to the denominator; the output scale applies.
-// CHECK: const float sink = a.sinks[head] * 1.4426950408889634f;
-// CHECK: result *= a.out_scale;
-// Both tile shapes widen the landed fp8 tiles before the MMAs.
-// CHECK: widen_tile(k_land, kKRawStride, k_t, kKStride, kQkPad);
-// CHECK: widen_tile(v_land, kVRawStride, v_t, kVStride, kVPad);
-// CHECK: widen_tile(stage, kKRawStride, k_w, kKStride, kQkPad);
-// CHECK-NEXT: widen_tile(stage + kKLandBytes, kVRawStride, v_w, kVStride, kVPad);
-// CHECK: big__attention(const act_t *__restrict__ query,
+// CHECK: static constexpr bool kQVector = true;
+// CHECK-NEXT: static constexpr bool kKVector = true;
+// CHECK-NEXT: static constexpr bool kVVector = true;
+// fp8 rows land raw (192 + 16 and 128 + 16 bytes); the staggered landing
+// buffers after the Q tile and the 16-bit K and V tiles (51200 + 25600 +
+// 17408 = 94208, + 13312), the ring's stages of 13312 + 9216 = 22528 bytes
+// after the 16-row Q tile (16 x 200 x 2 = 6400), widened into the tiles
+// after both stages (6400 + 2 x 22528 = 51456, + 25600).
+// CHECK: static constexpr int kQStride = 200;
+// CHECK-NEXT: static constexpr int kKStride = 200;
+// CHECK-NEXT: static constexpr int kVStride = 136;
+// CHECK-NEXT: static constexpr int kOStride = 136;
+// CHECK-NEXT: static constexpr int kKLandStride = 208;
+// CHECK-NEXT: static constexpr int kVLandStride = 144;
+// CHECK-NEXT: static constexpr int kStaggeredKOffset = 51200;
+// CHECK-NEXT: static constexpr int kStaggeredVOffset = 76800;
+// CHECK-NEXT: static constexpr int kStaggeredKLandOffset = 94208;
+// CHECK-NEXT: static constexpr int kStaggeredVLandOffset = 107520;
+// CHECK-NEXT: static constexpr int kRingOffset = 6400;
+// CHECK-NEXT: static constexpr int kRingStageBytes = 22528;
+// CHECK-NEXT: static constexpr int kRingVOffset = 13312;
+// CHECK-NEXT: static constexpr int kRingWidenKOffset = 51456;
+// CHECK-NEXT: static constexpr int kRingWidenVOffset = 77056;
+// The front area is the staggered one (116736): slots there, then + 768,
+// + 16, + 16.
+// CHECK: static constexpr int kSlotOffset = 116736;
+// CHECK-NEXT: static constexpr int kSplitFlagOffset = 117504;
+// CHECK-NEXT: static constexpr int kOwnerOffset = 117520;
+// CHECK-NEXT: static constexpr int kSharedBytes = 117536;
+// CHECK: big__attention(const __nv_bfloat16 *__restrict__ query,
 // CHECK: const int *__restrict__ query_start_loc,
 // CHECK-NEXT: const float *__restrict__ sinks,
 // CHECK-NEXT: const float *__restrict__ k_scale,
 // CHECK-NEXT: const float *__restrict__ v_scale,
-// CHECK-NEXT: act_t *__restrict__ output,
+// CHECK-NEXT: __nv_bfloat16 *__restrict__ output,
 // CHECK-NEXT: float *__restrict__ workspace,
 // CHECK: int num_kv_splits) {
-// CHECK: a.sinks = sinks;
-// CHECK: a.score_scale = kScaleLog2 * *k_scale;
-// CHECK-NEXT: a.out_scale = 1.0f * *v_scale;
+// CHECK-NEXT: attnc::paged_attention<Config>(
+// CHECK-NEXT: query, k_cache, v_cache, block_tables, seq_lens, query_start_loc, sinks, k_scale, v_scale, nullptr, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
 // ABSENT-LABEL: // ===== kernel big__attention (attention) =====
-// ABSENT-NOT: wgmma
-// ABSENT-NOT: sigmoid
-// ABSENT-NOT: gate
-// ABSENT-NOT: kSoftcap
-// ABSENT-NOT: kValueScale
+// ABSENT-NOT: __restrict__ gate
+// ABSENT-NOT: wgmma m64nNk16
 // CHECK-LABEL: // ===== abi big__attention =====
 // CHECK: "name": "sinks",
 // CHECK-NEXT: "kind": "pointer",
@@ -472,51 +488,41 @@ func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?x
 // above). Grid y = 8 x (4 / 4) = 8. Rows of 128 x 2 = 256 bytes are whole
 // 16-byte chunks (the cp.async path). No gate, sinks, window or fp8.
 // CHECK-LABEL: // ===== kernel pair__attention (attention) =====
-// CHECK: // schedule: block_m=128 block_n=64 num_warps=4 pipeline_stages=2 qk_dim_padded=128 v_dim_padded=128 gqa_pack=4 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264 mma=wgmma
+// CHECK: // schedule: block_m=128 block_n=64 num_warps=4 pipeline_stages=2 qk_dim_padded=128 v_dim_padded=128 gqa_pack=4 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264 mma=wgmma form=tensor_core
 // CHECK-NEXT: // Tensor-core form: wgmma m64nNk16 (sm_90a) for tiles of more than 16 rows, mma.sync m16n8k16
 // CHECK: using cache_t = __nv_bfloat16;
-// CHECK-NEXT: constexpr int kNumQHeads = 32;
-// CHECK-NEXT: constexpr int kNumKvHeads = 8;
-// CHECK-NEXT: constexpr int kGroupSize = 4;
-// CHECK-NEXT: constexpr int kPack = 4;
-// CHECK: constexpr int kQkHeadDim = 128;
-// CHECK-NEXT: constexpr int kVHeadDim = 128;
-// CHECK: constexpr int kBlockM = 128;
-// CHECK-NEXT: constexpr int kBlockN = 64;
-// CHECK-NEXT: constexpr int kStages = 2;
-// CHECK: static_assert(kSharedBytes == 82720, "the launch's dynamic shared memory");
-// CHECK: int row_key_begin(int pos, int kv_len) {
-// CHECK-NEXT: return 0;
-// CHECK: float result = m == -attnc::infinity() ? 0.0f : acc / l;
-// CHECK-NEXT: const long long out = ((long long)token * kNumQHeads + head) * kVHeadDim + d;
-// CHECK-NEXT: a.output[out] = attnc::from_float<act_t>(result);
-// The wgmma instructions of the two products: S (m64 x block_n 64, both
-// operands from shared memory) and O += P V (m64 x v_dim_padded 128, P from
-// registers, V transposed).
-// CHECK: "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-// CHECK: "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-// CHECK: "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-// CHECK: }, {%64,%65,%66,%67}, %68, 1, 1, 1, 1;\n"
-// CHECK: __device__ __forceinline__ void wgmma_tile(
+// CHECK-NEXT: static constexpr int kNumQHeads = 32;
+// CHECK-NEXT: static constexpr int kNumKvHeads = 8;
+// CHECK-NEXT: static constexpr int kGroupSize = 4;
+// CHECK-NEXT: static constexpr int kQkHeadDim = 128;
+// CHECK-NEXT: static constexpr int kVHeadDim = 128;
+// CHECK: static constexpr bool kCausal = true;
+// CHECK-NEXT: static constexpr int kSlidingWindow = 0;
+// CHECK-NEXT: static constexpr bool kSinks = false;
+// CHECK-NEXT: static constexpr bool kFp8 = false;
+// CHECK: static constexpr bool kGate = false;
+// CHECK: static constexpr int kPack = 4;
+// CHECK: static constexpr int kBlockM = 128;
+// CHECK-NEXT: static constexpr int kBlockN = 64;
+// CHECK-NEXT: static constexpr int kStages = 2;
+// CHECK: static constexpr bool kWgmma = true;
+// The wgmma tiles: K tiles of 64 x 128 x 2 = 16384 bytes after the Q tile
+// (128 x 128 x 2 = 32768), V after two of them; the front area is theirs
+// (65536 + 16384 = 81920).
+// CHECK: static constexpr int kWgmmaKOffset = 32768;
+// CHECK-NEXT: static constexpr int kWgmmaKBytes = 16384;
+// CHECK-NEXT: static constexpr int kWgmmaVOffset = 65536;
+// CHECK: static constexpr int kSlotOffset = 81920;
+// CHECK: static constexpr int kSharedBytes = 82720;
 // CHECK: const int *__restrict__ query_start_loc,
-// CHECK-NEXT: act_t *__restrict__ output,
+// CHECK-NEXT: __nv_bfloat16 *__restrict__ output,
 // CHECK-NEXT: float *__restrict__ workspace,
-// CHECK: extern __shared__ __align__(1024) unsigned char smem[];
-// CHECK: a.score_scale = kScaleLog2;
-// CHECK-NEXT: a.out_scale = 1.0f;
-// CHECK-NEXT: if (rows <= 16)
-// CHECK-NEXT: attention_tile<1, 1>(a, seq, q_start, q_len, kv_len, row0, rows, smem);
-// CHECK-NEXT: else
-// CHECK-NEXT: wgmma_tile(a, seq, q_start, q_len, kv_len, row0, rows, smem);
+// CHECK: attnc::paged_attention<Config>(
+// CHECK-NEXT: query, k_cache, v_cache, block_tables, seq_lens, query_start_loc, nullptr, nullptr, nullptr, nullptr, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
 // ABSENT-LABEL: // ===== kernel pair__attention (attention) =====
-// ABSENT-NOT: sinks
-// ABSENT-NOT: sigmoid
-// ABSENT-NOT: gate
-// ABSENT-NOT: kSlidingWindow
-// ABSENT-NOT: k_scale
-// ABSENT-NOT: widen_tile
-// ABSENT-NOT: kSoftcap
-// ABSENT-NOT: kValueScale
+// ABSENT-NOT: __restrict__ sinks
+// ABSENT-NOT: __restrict__ gate
+// ABSENT-NOT: __restrict__ k_scale
 // CHECK-LABEL: // ===== abi pair__attention =====
 // CHECK: "name": "output",
 // CHECK: },
@@ -589,7 +595,7 @@ func.func @pair(%qkv: tensor<?x6144xbf16>, %pos: tensor<?xi64>, %slots: tensor<?
 // [q (384) | gate (384)]: fused width 4 x 768 + 2 x 384 + 2 x 384 = 4608).
 // Schedule: the accumulator is 384 / 2 = 192 registers per thread > 128, so
 // 8 warps; Hq 4 / Hkv 2, pack 2. v_dim_padded 384 > 256: the CUDA-core
-// form (recorded as block_n 16 at 1 stage), the reference kernel, one block
+// form (recorded as form = cuda_core, block_n 16 at 1 stage), the reference kernel, one block
 // of 8 x 32 = 256 threads per (token, KV head), its dynamic shared memory 8
 // warps x 2 heads x (2 + 384) x 4 = 24704 bytes, no workspace and no split
 // count.
@@ -597,37 +603,37 @@ func.func @pair(%qkv: tensor<?x6144xbf16>, %pos: tensor<?xi64>, %slots: tensor<?
 // CHECK: // configuration: num_q_heads=4 num_kv_heads=2 qk_head_dim=384 v_head_dim=384 group_size=2
 // CHECK-NEXT: causal sliding_window=256 sinks output_gate
 // CHECK-NEXT: //   activation bf16, cache fp8_e4m3 (block_size 16)
-// CHECK-NEXT: // schedule: block_m=128 block_n=16 num_warps=8 pipeline_stages=1 qk_dim_padded=384 v_dim_padded=384 gqa_pack=2 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264
+// CHECK-NEXT: // schedule: block_m=128 block_n=16 num_warps=8 pipeline_stages=1 qk_dim_padded=384 v_dim_padded=384 gqa_pack=2 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264 mma=mma.sync form=cuda_core
 // CHECK-NEXT: // This kernel is the reference-quality form
+// CHECK: #include "attnc_attention_reference.cuh"
 // CHECK: using cache_t = __nv_fp8_e4m3;
-// CHECK: constexpr int kGroupSize = 2;
-// CHECK-NEXT: constexpr int kQkHeadDim = 384;
-// CHECK-NEXT: constexpr int kVHeadDim = 384;
-// CHECK-NEXT: constexpr int kBlockSize = 16;
-// CHECK-NEXT: constexpr int kWarps = 8;
-// CHECK: constexpr int kSlidingWindow = 256;
+// CHECK: static constexpr int kGroupSize = 2;
+// CHECK-NEXT: static constexpr int kQkHeadDim = 384;
+// CHECK-NEXT: static constexpr int kVHeadDim = 384;
+// CHECK-NEXT: static constexpr int kBlockSize = 16;
+// CHECK: static constexpr bool kCausal = true;
+// CHECK-NEXT: static constexpr int kSlidingWindow = 256;
+// CHECK-NEXT: static constexpr bool kSinks = true;
+// CHECK-NEXT: static constexpr bool kFp8 = true;
+// CHECK: static constexpr bool kGate = true;
+// CHECK: static constexpr int kWarps = 8;
+// CHECK-NEXT: };
 // CHECK: const float *__restrict__ sinks,
 // CHECK-NEXT: const float *__restrict__ k_scale,
 // CHECK-NEXT: const float *__restrict__ v_scale,
-// CHECK-NEXT: const act_t *__restrict__ gate,
-// CHECK-NEXT: act_t *__restrict__ output,
+// CHECK-NEXT: const __nv_bfloat16 *__restrict__ gate,
+// CHECK-NEXT: __nv_bfloat16 *__restrict__ output,
 // CHECK-NEXT: int num_tokens,
 // CHECK-NEXT: int num_seqs,
 // CHECK-NEXT: int max_blocks_per_seq) {
-// CHECK: const int key_end = min(q_pos + 1, kv_len);
-// CHECK-NEXT: const int key_begin = max(0, q_pos - kSlidingWindow + 1);
-// CHECK: const float k_dequant = *k_scale, v_dequant = *v_scale;
-// CHECK: k[c] = d < kQkHeadDim ? attnc::to_float(k_row[d]) * k_dequant : 0.0f;
-// CHECK: v[c] = d < kVHeadDim ? attnc::to_float(v_row[d]) * v_dequant : 0.0f;
-// CHECK: const float sink = sinks[q_head] * 1.4426950408889634f;
-// CHECK: l_all += exp2f(sink - m_all);
-// The gate epilogue multiplies by sigmoid(gate).
-// CHECK: result *= attnc::sigmoid(attnc::to_float(gate[out]));
+// CHECK-NEXT: attnc::reference_attention<Config>(
+// CHECK-NEXT: query, k_cache, v_cache, block_tables, seq_lens, query_start_loc, sinks, k_scale, v_scale, gate, output, num_tokens, num_seqs, max_blocks_per_seq);
+// The CUDA-core form has no tiles, workspace or split count.
 // ABSENT-LABEL: // ===== kernel wide__attention (attention) =====
 // ABSENT-NOT: workspace
 // ABSENT-NOT: num_kv_splits
-// ABSENT-NOT: mma_16816
-// ABSENT-NOT: cp_async
+// ABSENT-NOT: kBlockM
+// ABSENT-NOT: kSharedBytes
 // CHECK-LABEL: // ===== abi wide__attention =====
 // CHECK: "name": "gate",
 // CHECK: "name": "output",

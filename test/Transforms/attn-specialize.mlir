@@ -30,7 +30,7 @@
 // against 227 KB = 232448 bytes (sm_90, sm_90a), 163 KB = 166912 (sm_80) and
 // 99 KB = 101376 (sm_86, sm_89). The tensor-core tile is block_n 64 at 2
 // stages; a shape it does not take (v_dim_padded > 256, f32) or that does
-// not fit gets the CUDA-core form, recorded as block_n 16 at 1 stage, whose
+// not fit gets the CUDA-core form, recorded as form = cuda_core (block_n 16 at 1 stage), whose
 // num_warps x group x (2 + v_head_dim) floats must fit (no shape here
 // exceeds that; attn-specialize-invalid.mlir has the rejections).
 //
@@ -473,9 +473,9 @@ func.func @attention_192_128_hq16(%q: tensor<?x16x192xbf16>,
 // SM80-LABEL: func.func @attention_256(
 // SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
 // SM86-LABEL: func.func @attention_256(
-// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168, form = cuda_core>,
 // SM89-LABEL: func.func @attention_256(
-// SM89: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 256>,
+// SM89: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 256, form = cuda_core>,
 // NUMSMS-LABEL: func.func @attention_256(
 // NUMSMS: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 32, target_ctas = 32>,
 func.func @attention_256(%q: tensor<?x16x256xbf16>,
@@ -501,11 +501,11 @@ func.func @attention_256(%q: tensor<?x16x256xbf16>,
 // SM90A-LABEL: func.func @attention_256_fp8(
 // SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
 // SM80-LABEL: func.func @attention_256_fp8(
-// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216, form = cuda_core>,
 // SM86-LABEL: func.func @attention_256_fp8(
-// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168, form = cuda_core>,
 // SM89-LABEL: func.func @attention_256_fp8(
-// SM89: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 256>,
+// SM89: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 256, form = cuda_core>,
 func.func @attention_256_fp8(%q: tensor<?x16x256xbf16>,
                              %kc: tensor<?x16x2x256xf8E4M3FN>,
                              %vc: tensor<?x16x2x256xf8E4M3FN>,
@@ -529,17 +529,17 @@ func.func @attention_256_fp8(%q: tensor<?x16x256xbf16>,
 // CUDA-core form on every arch, 8 warps x 1 head x (2 + 512) x 4 = 16448
 // bytes.
 // SM90A-LABEL: func.func @attention_512(
-// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM90A: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, form = cuda_core>,
 // SM90-LABEL: func.func @attention_512(
-// SM90: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// SM90: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, form = cuda_core>,
 // SM80-LABEL: func.func @attention_512(
-// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216>,
+// SM80: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 216, form = cuda_core>,
 // SM86-LABEL: func.func @attention_512(
-// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168>,
+// SM86: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 168, form = cuda_core>,
 // SM89-LABEL: func.func @attention_512(
-// SM89: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 256>,
+// SM89: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 256, form = cuda_core>,
 // NUMSMS-LABEL: func.func @attention_512(
-// NUMSMS: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 32, target_ctas = 32>,
+// NUMSMS: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 8, pipeline_stages = 1, qk_dim_padded = 512, v_dim_padded = 512, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 32, target_ctas = 32, form = cuda_core>,
 func.func @attention_512(%q: tensor<?x8x512xbf16>,
                          %kc: tensor<?x16x8x512xbf16>,
                          %vc: tensor<?x16x8x512xbf16>, %bt: tensor<?x?xi32>,

@@ -1432,6 +1432,19 @@ func.func @preprocess_schedule_min_blocks(%qkv: tensor<?x18xbf16>, %slots: tenso
 
 // -----
 
+// The CUDA-core form has no matrix instruction to choose.
+func.func @schedule_cuda_core_wgmma(%q: tensor<?x16x192xbf16>, %kc: tensor<?x16x2x192xbf16>,
+                                    %vc: tensor<?x16x2x128xbf16>, %bt: tensor<?x?xi32>,
+                                    %sl: tensor<?xi32>, %qs: tensor<?xi32>) {
+  // expected-error @+1 {{attention_schedule form cuda_core has no matrix instruction: mma must be "mma.sync" (the default), got "wgmma"}}
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs {schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "wgmma", form = cuda_core>, softmax_scale = 0.07 : f64}
+      : tensor<?x16x192xbf16>, tensor<?x16x2x192xbf16>, tensor<?x16x2x128xbf16>,
+        tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
+  return
+}
+
+// -----
+
 // At least one work item's loads are in flight.
 func.func @preprocess_schedule_prefetch(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>,
                                         %kc: tensor<?x16x2x2xbf16>,
@@ -1440,6 +1453,20 @@ func.func @preprocess_schedule_prefetch(%qkv: tensor<?x18xbf16>, %slots: tensor<
   %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3, stages = [], schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8, min_blocks_per_sm = 4, prefetch = 0>}
       : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
       -> tensor<?x4x2xbf16>
+  return
+}
+
+// -----
+
+// The form is one of the two kernel forms.
+func.func @schedule_bad_form(%q: tensor<?x16x192xbf16>, %kc: tensor<?x16x2x192xbf16>,
+                             %vc: tensor<?x16x2x128xbf16>, %bt: tensor<?x?xi32>,
+                             %sl: tensor<?xi32>, %qs: tensor<?xi32>) {
+  // expected-error @+2 {{expected one of [tensor_core, cuda_core] for the paged attention kernel's form, got: reference}}
+  // expected-error @+1 {{failed to parse Attn_AttentionScheduleAttr parameter 'form'}}
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs {schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, form = reference>, softmax_scale = 0.07 : f64}
+      : tensor<?x16x192xbf16>, tensor<?x16x2x192xbf16>, tensor<?x16x2x128xbf16>,
+        tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
   return
 }
 

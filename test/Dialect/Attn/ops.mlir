@@ -380,6 +380,30 @@ func.func @cache_write_fp8(%k: tensor<?x4x192xbf16>, %v: tensor<?x4x128xbf16>,
 // paged_attention
 //===----------------------------------------------------------------------===//
 
+// Schedules: the defaults mma = "mma.sync" and form = tensor_core are
+// omitted when printed; form = cuda_core is kept.
+// CHECK-LABEL: func.func @paged_attention_schedules(
+// CHECK:         attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>, softmax_scale
+// CHECK:         attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, form = cuda_core>, softmax_scale
+func.func @paged_attention_schedules(%q: tensor<?x16x192xbf16>,
+                                     %kc: tensor<?x16x2x192xbf16>,
+                                     %vc: tensor<?x16x2x128xbf16>,
+                                     %bt: tensor<?x?xi32>, %sl: tensor<?xi32>,
+                                     %qs: tensor<?xi32>)
+    -> (tensor<?x16x128xbf16>, tensor<?x16x128xbf16>) {
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.0721 : f64, schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "mma.sync", form = tensor_core>}
+      : tensor<?x16x192xbf16>, tensor<?x16x2x192xbf16>,
+        tensor<?x16x2x128xbf16>, tensor<?x?xi32>, tensor<?xi32>,
+        tensor<?xi32> -> tensor<?x16x128xbf16>
+  %r = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.0721 : f64, schedule = #attn.attention_schedule<block_m = 128, block_n = 16, num_warps = 4, pipeline_stages = 1, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, form = cuda_core>}
+      : tensor<?x16x192xbf16>, tensor<?x16x2x192xbf16>,
+        tensor<?x16x2x128xbf16>, tensor<?x?xi32>, tensor<?xi32>,
+        tensor<?xi32> -> tensor<?x16x128xbf16>
+  return %o, %r : tensor<?x16x128xbf16>, tensor<?x16x128xbf16>
+}
+
 // Plain: only softmax_scale is printed.
 // CHECK-LABEL: func.func @paged_attention_plain(
 // CHECK-SAME:      %[[Q:[^:]+]]: tensor<?x64x192xbf16>, %[[KC:[^:]+]]: tensor<?x16x4x192xbf16>, %[[VC:[^:]+]]: tensor<?x16x4x128xbf16>, %[[BT:[^:]+]]: tensor<?x?xi32>, %[[SL:[^:]+]]: tensor<?xi32>, %[[QS:[^:]+]]: tensor<?xi32>)

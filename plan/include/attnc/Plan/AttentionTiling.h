@@ -2,9 +2,9 @@
 //
 // One definition of the tensor-core attention kernel's shared-memory layout
 // in bytes, for the schedule (attn-specialize checks the tile fits) and the
-// emitter (the launch's dynamic shared memory). The kernel's own constexprs
-// (kSharedBytes in the generated source, checked by a static_assert) follow
-// the same formula. Rows are padded by 16 bytes (8 16-bit elements) so that
+// emitter (the launch's dynamic shared memory, and every area's offset,
+// printed into the kernel's Config for the template in
+// runtime/device/attnc_attention.cuh). Rows are padded by 16 bytes (8 16-bit elements) so that
 // the 8 rows an ldmatrix reads fall in distinct banks; fp8 rows land raw
 // (padded by 16 bytes) and are widened into 16-bit tiles. The front area is
 // the largest of:
@@ -53,25 +53,108 @@ inline bool takesWgmmaForm(bool archHasWgmma, int64_t qkPadded,
          qkPadded % 64 == 0 && vPadded % 64 == 0 && vPadded <= 128;
 }
 
+/// The tensor-core kernel's shared-memory map: row strides and the byte
+/// offset of every area, for one schedule (the file comment has the picture).
+/// The emitter prints it into the kernel's Config; the template reads it.
+struct AttentionSharedMap {
+  // Row strides: 16-bit tiles padded by 8 elements, the merge area's rows
+  // (floats), and a landed K/V row in bytes (fp8: raw, padded by 16 bytes;
+  // else the 16-bit row).
+  int64_t qStride, kStride, vStride, oStride, kLandStride, vLandStride;
+  // Tiles of more than 16 rows, mma.sync: the Q tile at 0, then one K and
+  // one V tile, then (fp8) their landing buffers; without fp8 the tiles land
+  // in place.
+  int64_t staggeredKOffset, staggeredVOffset, staggeredKLandOffset,
+      staggeredVLandOffset;
+  // Tiles of at most 16 rows: a 16-row Q tile at 0, then `stages` stages of
+  // ringStageBytes (K landed, V landed at ringVOffset within the stage),
+  // then (fp8) the widened K and V tiles.
+  int64_t ringOffset, ringStageBytes, ringVOffset, ringWidenKOffset,
+      ringWidenVOffset;
+  // wgmma (128-byte swizzled rows): the Q tile at 0, two K tiles of
+  // wgmmaKBytes, one V tile.
+  int64_t wgmmaKOffset, wgmmaKBytes, wgmmaVOffset;
+  // After the key loop, from 0: the warps' merge area (o [block_m][oStride],
+  // then m, l, weights, row m, row l [block_m] each) or the split merge's
+  // statistics (weights and l [max_kv_splits][block_m], merged m and l).
+  int64_t mergeMOffset, mergeLOffset, mergeWeightOffset, mergeRowMOffset,
+      mergeRowLOffset;
+  int64_t splitLOffset, splitMergedMOffset, splitMergedLOffset;
+  // The front area (the largest of the above), then the slots of three
+  // tiles' keys, the split merge's flag (16 bytes) and the tile's sequence
+  // (16 bytes); totalBytes is the launch's dynamic shared memory.
+  int64_t frontBytes, slotOffset, splitFlagOffset, ownerOffset, totalBytes;
+};
+
+inline AttentionSharedMap attentionSharedMap(int64_t qkPadded, int64_t vPadded,
+                                             int64_t blockM, int64_t blockN,
+                                             int64_t stages, int64_t maxSplits,
+                                             bool fp8Cache, bool wgmma) {
+  AttentionSharedMap map{};
+  map.qStride = map.kStride = qkPadded + 8;
+  map.vStride = map.oStride = vPadded + 8;
+  int64_t kBytes = blockN * map.kStride * 2, vBytes = blockN * map.vStride * 2;
+  map.kLandStride = fp8Cache ? qkPadded + 16 : map.kStride * 2;
+  map.vLandStride = fp8Cache ? vPadded + 16 : map.vStride * 2;
+  int64_t kLand = blockN * map.kLandStride, vLand = blockN * map.vLandStride;
+
+  int64_t qBytes = blockM * map.qStride * 2;
+  map.staggeredKOffset = qBytes;
+  map.staggeredVOffset = qBytes + kBytes;
+  map.staggeredKLandOffset = fp8Cache ? qBytes + kBytes + vBytes : qBytes;
+  map.staggeredVLandOffset =
+      fp8Cache ? map.staggeredKLandOffset + kLand : qBytes + kBytes;
+  int64_t staggered = qBytes + kBytes + vBytes + (fp8Cache ? kLand + vLand : 0);
+
+  map.ringOffset = 16 * map.qStride * 2;
+  map.ringStageBytes = kLand + vLand;
+  map.ringVOffset = kLand;
+  map.ringWidenKOffset = map.ringOffset + stages * map.ringStageBytes;
+  map.ringWidenVOffset = map.ringWidenKOffset + kBytes;
+  int64_t ring = map.ringWidenKOffset + (fp8Cache ? kBytes + vBytes : 0);
+
+  int64_t wgmmaQBytes = blockM * qkPadded * 2;
+  map.wgmmaKOffset = wgmmaQBytes;
+  map.wgmmaKBytes = blockN * qkPadded * 2;
+  map.wgmmaVOffset = wgmmaQBytes + 2 * map.wgmmaKBytes;
+  int64_t wgmmaBytes = map.wgmmaVOffset + blockN * vPadded * 2;
+
+  int64_t rowFloats = 4 * blockM;
+  map.mergeMOffset = rowFloats * map.oStride;
+  map.mergeLOffset = map.mergeMOffset + rowFloats;
+  map.mergeWeightOffset = map.mergeLOffset + rowFloats;
+  map.mergeRowMOffset = map.mergeWeightOffset + rowFloats;
+  map.mergeRowLOffset = map.mergeRowMOffset + rowFloats;
+  int64_t merge = map.mergeRowLOffset + rowFloats;
+  map.splitLOffset = maxSplits * rowFloats;
+  map.splitMergedMOffset = 2 * maxSplits * rowFloats;
+  map.splitMergedLOffset = map.splitMergedMOffset + rowFloats;
+  int64_t splitMerge = map.splitMergedLOffset + rowFloats;
+
+  map.frontBytes =
+      std::max({wgmma ? wgmmaBytes : staggered, ring, merge, splitMerge});
+  map.slotOffset = (map.frontBytes + 15) / 16 * 16;
+  map.splitFlagOffset = map.slotOffset + 3 * blockN * 4;
+  map.ownerOffset = map.splitFlagOffset + 16;
+  map.totalBytes = map.ownerOffset + 16;
+  return map;
+}
+
+/// The launch's dynamic shared memory: the total of attentionSharedMap.
 inline int64_t attentionSharedBytes(int64_t qkPadded, int64_t vPadded,
                                     int64_t blockM, int64_t blockN,
                                     int64_t stages, int64_t maxSplits,
                                     bool fp8Cache, bool wgmma) {
-  int64_t qStride = qkPadded + 8, vStride = vPadded + 8;
-  int64_t kBytes = blockN * qStride * 2, vBytes = blockN * vStride * 2;
-  int64_t kLand = fp8Cache ? blockN * (qkPadded + 16) : kBytes;
-  int64_t vLand = fp8Cache ? blockN * (vPadded + 16) : vBytes;
-  int64_t staggered =
-      wgmma ? blockM * qkPadded * 2 + 2 * blockN * qkPadded * 2 +
-                  blockN * vPadded * 2
-            : blockM * qStride * 2 + kBytes + vBytes +
-                  (fp8Cache ? kLand + vLand : 0);
-  int64_t ring = 16 * qStride * 2 + stages * (kLand + vLand) +
-                 (fp8Cache ? kBytes + vBytes : 0);
-  int64_t merge = 4 * blockM * (vPadded + 8 + 5);
-  int64_t splitMerge = 4 * (2 * maxSplits * blockM + 2 * blockM);
-  int64_t front = std::max({staggered, ring, merge, splitMerge});
-  return (front + 15) / 16 * 16 + 3 * blockN * 4 + 32;
+  return attentionSharedMap(qkPadded, vPadded, blockM, blockN, stages,
+                            maxSplits, fp8Cache, wgmma)
+      .totalBytes;
+}
+
+/// Whether a row of `dim` elements of `elementBytes` each is a whole number
+/// of 16-byte chunks (copied by cp.async 16 bytes at a time; else element
+/// by element).
+inline bool rowIsWholeChunks(int64_t dim, int64_t elementBytes) {
+  return dim * elementBytes % 16 == 0;
 }
 
 } // namespace attnc::attn

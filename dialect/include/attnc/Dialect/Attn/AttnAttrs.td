@@ -126,6 +126,11 @@ def Attn_AttentionScheduleAttr : AttrDef<Attn_Dialect, "AttentionSchedule"> {
     or "wgmma" (sm_90a warpgroup MMA from 128-byte-swizzled shared memory;
     it needs block_m 128 and head dims padded to multiples of 64 with
     v_dim_padded <= 256). Tiles of at most 16 rows use mma.sync either way.
+    `form` is the kernel form attn-specialize chose: `tensor_core` (the
+    default, omitted when printed; runtime/device/attnc_attention.cuh) or
+    `cuda_core` (one block per query row and KV head,
+    attnc_attention_reference.cuh; its schedule is block_n 16 at 1 stage,
+    as it keeps no K/V tiles). The printer reads it and re-derives nothing.
 
     Example:
     ```mlir
@@ -147,7 +152,10 @@ def Attn_AttentionScheduleAttr : AttrDef<Attn_Dialect, "AttentionSchedule"> {
     "int64_t":$max_kv_splits,
     "int64_t":$target_ctas,
     StringRefParameter<"matrix instruction of tiles of more than 16 rows",
-                       "\"mma.sync\"">:$mma
+                       "\"mma.sync\"">:$mma,
+    DefaultValuedParameter<"::attnc::attn::AttentionForm",
+                           "::attnc::attn::AttentionForm::tensor_core",
+                           "the kernel form">:$form
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

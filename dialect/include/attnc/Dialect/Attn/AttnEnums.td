@@ -47,6 +47,14 @@ def Attn_RopeScalingKind : I32EnumAttr<"RopeScalingKind",
   let cppNamespace = "::attnc::attn";
 }
 
+def Attn_AttentionForm : I32EnumAttr<"AttentionForm",
+    "the paged attention kernel's form", [
+      I32EnumAttrCase<"tensor_core", 0>,
+      I32EnumAttrCase<"cuda_core", 1>]> {
+  let cppNamespace = "::attnc::attn";
+  let genSpecializedAttr = 0;
+}
+
 def Attn_PreprocessStage : I32EnumAttr<"PreprocessStage",
     "a stage of the fused preprocess kernel", [
       I32EnumAttrCase<"q_norm", 0>,

@@ -1,0 +1,101 @@
+//===- attnc_wgmma.cuh - warpgroup MMA wrappers (sm_90a) ---------*- CUDA -*-===//
+//
+// The wgmma instructions of the attention kernel's wgmma tile, for the N
+// values its schedules use (attn-specialize: block_n 64, v_dim_padded 64 or
+// 128), activation type T (__nv_bfloat16 or __half):
+//  - WgmmaSS<T, N>: S = Q K^T, m64 x N x k16, both operands K-major in
+//    128-byte swizzled shared memory (descriptors a, b), zeroing the
+//    accumulators unless `accumulate`;
+//  - WgmmaRS<T, N>: O += P V, m64 x N x k16, P from registers in the
+//    mma.sync A layout per warp, V MN-major in swizzled shared memory
+//    (transposed B).
+// The accumulator d is N / 8 fragments of 4 floats per thread.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_WGMMA_CUH
+#define ATTNC_WGMMA_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace attnc {
+
+template <class T> struct AlwaysFalse {
+  static constexpr bool value = false;
+};
+
+template <class T, int N> struct WgmmaSS {
+  static_assert(AlwaysFalse<T>::value, "WgmmaSS: no wrapper for this type and N (bf16/f16, N = 64)");
+};
+template <class T, int N> struct WgmmaRS {
+  static_assert(AlwaysFalse<T>::value, "WgmmaRS: no wrapper for this type and N (bf16/f16, N = 64 or 128)");
+};
+
+// The accumulator fragments d[i][0..3] as read-write asm operands.
+#define ATTNC_WGMMA_D(i) "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])
+#define ATTNC_WGMMA_D8(i)                                                           \
+  ATTNC_WGMMA_D(i), ATTNC_WGMMA_D(i + 1), ATTNC_WGMMA_D(i + 2), ATTNC_WGMMA_D(i + 3), \
+      ATTNC_WGMMA_D(i + 4), ATTNC_WGMMA_D(i + 5), ATTNC_WGMMA_D(i + 6), ATTNC_WGMMA_D(i + 7)
+
+template <> struct WgmmaSS<__nv_bfloat16, 64> {
+  static __device__ __forceinline__ void run(float (&d)[8][4], unsigned long long a, unsigned long long b, int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 : ATTNC_WGMMA_D8(0)
+                 : "l"(a), "l"(b), "r"(accumulate));
+  }
+};
+
+template <> struct WgmmaRS<__nv_bfloat16, 64> {
+  static __device__ __forceinline__ void run(float (&d)[8][4], const unsigned (&a)[4], unsigned long long b) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, 1, 1, 1, 1;\n"
+                 : ATTNC_WGMMA_D8(0)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+  }
+};
+
+template <> struct WgmmaRS<__nv_bfloat16, 128> {
+  static __device__ __forceinline__ void run(float (&d)[16][4], const unsigned (&a)[4], unsigned long long b) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, 1, 1, 1, 1;\n"
+                 : ATTNC_WGMMA_D8(0), ATTNC_WGMMA_D8(8)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+  }
+};
+
+template <> struct WgmmaSS<__half, 64> {
+  static __device__ __forceinline__ void run(float (&d)[8][4], unsigned long long a, unsigned long long b, int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 : ATTNC_WGMMA_D8(0)
+                 : "l"(a), "l"(b), "r"(accumulate));
+  }
+};
+
+template <> struct WgmmaRS<__half, 64> {
+  static __device__ __forceinline__ void run(float (&d)[8][4], const unsigned (&a)[4], unsigned long long b) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, 1, 1, 1, 1;\n"
+                 : ATTNC_WGMMA_D8(0)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+  }
+};
+
+template <> struct WgmmaRS<__half, 128> {
+  static __device__ __forceinline__ void run(float (&d)[16][4], const unsigned (&a)[4], unsigned long long b) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, 1, 1, 1, 1;\n"
+                 : ATTNC_WGMMA_D8(0), ATTNC_WGMMA_D8(8)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+  }
+};
+
+#undef ATTNC_WGMMA_D8
+#undef ATTNC_WGMMA_D
+
+} // namespace attnc
+
+#endif // ATTNC_WGMMA_CUH
