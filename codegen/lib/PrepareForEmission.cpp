@@ -198,7 +198,7 @@ LogicalResult prepare(FusedPreprocessOp op) {
   attnc::HeadShape shape{
       op.getNumQHeads(), op.getNumKvHeads(), op.getQkHeadDim(),
       op.getVHeadDim(), static_cast<attnc::GateLayout>(op.getGateLayout())};
-  attnc::Expected<attnc::FusedLayout> layout = attnc::computeFusedLayout(shape);
+  attnc::Result<attnc::FusedLayout> layout = attnc::computeFusedLayout(shape);
   if (!layout)
     return op.emitOpError() << layout.error().message();
   const attnc::Segment *q = layout->find(attnc::SegmentKind::Q);

@@ -210,7 +210,7 @@ static LogicalResult verifySplit(Operation *op, IntegerAttr numQHeadsAttr,
   // computes the fused width: the one place that sums the segments.
   attnc::HeadShape shape{numQHeads, numKvHeads, qkHeadDim, vHeadDim,
                          static_cast<attnc::GateLayout>(gateLayout)};
-  attnc::Expected<attnc::FusedLayout> layout = attnc::computeFusedLayout(shape);
+  attnc::Result<attnc::FusedLayout> layout = attnc::computeFusedLayout(shape);
   if (!layout)
     return op->emitOpError() << layout.error().message();
 

@@ -48,7 +48,7 @@ attn::RopeScalingKind toAttr(RopeScalingKind kind) {
   return attn::RopeScalingKind::none;
 }
 
-Expected<Type> activationType(MLIRContext &context, const std::string &dtype,
+Result<Type> activationType(MLIRContext &context, const std::string &dtype,
                               const std::string &field) {
   if (dtype == "bf16")
     return Type(BFloat16Type::get(&context));
@@ -56,7 +56,7 @@ Expected<Type> activationType(MLIRContext &context, const std::string &dtype,
     return Type(Float16Type::get(&context));
   if (dtype == "fp32")
     return Type(Float32Type::get(&context));
-  return Error{field, "must be bf16, fp16 or fp32, got '" + dtype + "'"};
+  return Status{field, "must be bf16, fp16 or fp32, got '" + dtype + "'"};
 }
 
 /// Builds one layer kind's function.
@@ -205,12 +205,12 @@ private:
 
 } // namespace
 
-Expected<OwningOpRef<ModuleOp>>
+Result<OwningOpRef<ModuleOp>>
 buildModelModule(MLIRContext &context, const ModelConfig &config,
                  const LayerBuildOptions &options) {
   context.loadDialect<attn::AttnDialect, func::FuncDialect>();
   std::string dtype = options.dtype.empty() ? config.dtype : options.dtype;
-  Expected<Type> activation = activationType(
+  Result<Type> activation = activationType(
       context, dtype, "dtype");
   if (!activation)
     return activation.error();
@@ -229,10 +229,10 @@ buildModelModule(MLIRContext &context, const ModelConfig &config,
     break;
   }
   if (cacheElement != *activation && !isa<Float8E4M3FNType>(cacheElement))
-    return Error{"kv_dtype", "a bf16/fp16 cache must match the activation "
+    return Status{"kv_dtype", "a bf16/fp16 cache must match the activation "
                              "dtype (" + dtype + ")"};
   if (options.block_size < 1)
-    return Error{"block_size",
+    return Status{"block_size",
                  "must be >= 1, got " + std::to_string(options.block_size)};
 
   OpBuilder builder(&context);
@@ -246,10 +246,10 @@ buildModelModule(MLIRContext &context, const ModelConfig &config,
         builder.getDenseI64ArrayAttr({options.tp, options.rank}));
   builder.setInsertionPointToEnd(module->getBody());
   for (const LayerKind &kind : config.kinds) {
-    Expected<RankShard> shard = computeRankShard(
+    Result<RankShard> shard = computeRankShard(
         kind.heads, options.tp, options.rank, CheckpointForm::Fused);
     if (!shard) {
-      Error error = shard.error();
+      Status error = shard.error();
       error.rule += " (layer kind " + kind.name + ")";
       return error;
     }
@@ -258,7 +258,7 @@ buildModelModule(MLIRContext &context, const ModelConfig &config,
         .build(loc);
   }
   if (failed(verify(*module)))
-    return Error{"", "internal error: the built module does not verify"};
+    return Status{"", "internal error: the built module does not verify"};
   return std::move(module);
 }
 

@@ -1,8 +1,8 @@
 //===- CApiModel.cpp - C API of the attnc JIT compiler --------------------===//
 #include "attnc-c/Compiler.h"
 
+#include "CApiInternal.h"
 #include "attnc/Jit/ModelCompiler.h"
-#include "attnc/Runtime/CApiInternal.h"
 
 #include <memory>
 #include <string>

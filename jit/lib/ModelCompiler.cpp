@@ -4,7 +4,8 @@
 #include "attnc/Codegen/CudaEmitter.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Runtime/DeviceHeaders.h"
-#include "attnc/Runtime/FileUtil.h"
+#include "attnc/Support/FileUtil.h"
+#include "attnc/Support/Json.h"
 #include "attnc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -24,10 +25,6 @@ using namespace mlir;
 
 namespace attnc::jit {
 namespace {
-
-using runtime::Result;
-using runtime::Status;
-using runtime::StatusCode;
 
 std::string print(Operation *op) {
   std::string text;
@@ -154,12 +151,10 @@ Result<CompiledModel> compileModule(runtime::Context &context,
   return model;
 }
 
-Status configStatus(const Error &error) {
-  return Status(StatusCode::InvalidArgument, error);
-}
-
 const char *kModelBundleFormat = "attnc-model-bundle";
 constexpr int kModelBundleVersion = 1;
+/// The manifest embeds kernel ABIs and the config spec, a few levels deep.
+constexpr std::size_t kMaxManifestDepth = 64;
 
 } // namespace
 
@@ -212,7 +207,7 @@ Result<CompiledModel> compileModel(runtime::Context &context,
   MLIRContext mlirContext;
   auto module = buildModelModule(mlirContext, config, options.layer);
   if (!module)
-    return configStatus(module.error());
+    return module.status();
   CompiledModel model;
   model.config_spec = toSpecJson(config);
   return compileModule(context, mlirContext, **module, options,
@@ -222,9 +217,9 @@ Result<CompiledModel> compileModel(runtime::Context &context,
 Result<CompiledModel> compileModelJson(runtime::Context &context,
                                        std::string_view config_json,
                                        const ModelCompileOptions &options) {
-  Expected<ModelConfig> config = importModelConfig(config_json);
+  Result<ModelConfig> config = importModelConfig(config_json);
   if (!config)
-    return configStatus(config.error());
+    return config.status();
   return compileModel(context, *config, options);
 }
 
@@ -246,9 +241,9 @@ Result<CompiledModel> compileModelIr(runtime::Context &context,
   return compileModule(context, mlirContext, *module, options, CompiledModel());
 }
 
-runtime::Status writeModelBundle(const CompiledModel &model,
-                                 const std::string &directory) {
-  namespace fu = runtime::file_util;
+Status writeModelBundle(const CompiledModel &model,
+                        const std::string &directory) {
+  namespace fu = file_util;
   for (const CompiledKernel &kernel : model.kernels) {
     if (!kernel.set)
       return Status(StatusCode::InvalidArgument, kernel.name,
@@ -269,28 +264,37 @@ runtime::Status writeModelBundle(const CompiledModel &model,
 }
 
 Result<CompiledModel> loadModelBundle(const std::string &directory) {
-  namespace fu = runtime::file_util;
+  namespace fu = file_util;
   Result<std::string> text = fu::readFile(directory + "/manifest.json");
   if (!text)
     return text.status();
-  nlohmann::json manifest = nlohmann::json::parse(*text, nullptr, false);
   auto corrupt = [&](const std::string &field, const std::string &rule) {
     return Status(StatusCode::Corrupt, directory + "/manifest.json: " + field,
                   rule);
   };
-  if (!manifest.is_object())
-    return corrupt("<json>", "is not a JSON object");
-  if (manifest.value("format", "") != kModelBundleFormat)
+  Result<nlohmann::json> parsed =
+      json_util::parseObject(*text, "<json>", kMaxManifestDepth);
+  if (!parsed)
+    return corrupt(parsed.status().field, parsed.status().rule);
+  const nlohmann::json &manifest = *parsed;
+  // A missing or mistyped member reads as "" (json::value would throw).
+  auto stringMember = [&](const char *key) -> std::string {
+    auto it = manifest.find(key);
+    return it != manifest.end() && it->is_string() ? it->get<std::string>()
+                                                   : "";
+  };
+  if (stringMember("format") != kModelBundleFormat)
     return corrupt("format", std::string("must be \"") + kModelBundleFormat +
                                  "\"");
-  if (manifest.value("format_version", 0) != kModelBundleVersion)
+  if (!manifest.contains("format_version") ||
+      manifest["format_version"] != kModelBundleVersion)
     return corrupt("format_version",
                    "must be " + std::to_string(kModelBundleVersion));
   if (!manifest.contains("kernels") || !manifest["kernels"].is_array())
     return corrupt("kernels", "must be an array");
   CompiledModel model;
-  model.arch = manifest.value("arch", "");
-  model.model_type = manifest.value("model_type", "");
+  model.arch = stringMember("arch");
+  model.model_type = stringMember("model_type");
   if (manifest.contains("config") && manifest["config"].is_object())
     model.config_spec = manifest["config"].dump(2);
   size_t index = 0;

@@ -22,15 +22,15 @@ namespace attnc {
 namespace {
 
 /// "must be >= 1 (got N)": the common rule for counts and dims.
-Error notPositive(const char *field, int64_t value) {
-  return Error{field, "must be >= 1 (got " + std::to_string(value) + ")"};
+Status notPositive(const char *field, int64_t value) {
+  return Status{field, "must be >= 1 (got " + std::to_string(value) + ")"};
 }
 
 /// "must divide <what> (a % b != 0)", with the operands in the order the
 /// divisibility test is written so the reader can check it at a glance.
-Error mustDivide(const char *field, const char *dividend_name,
+Status mustDivide(const char *field, const char *dividend_name,
                  int64_t dividend, int64_t divisor) {
-  return Error{field, std::string("must divide ") + dividend_name + " (" +
+  return Status{field, std::string("must divide ") + dividend_name + " (" +
                           std::to_string(dividend) + " % " +
                           std::to_string(divisor) + " != 0)"};
 }
@@ -181,7 +181,7 @@ const char *checkpointTensorName(CheckpointTensor tensor) {
   return "unknown";
 }
 
-Expected<HeadShape> validateHeadShape(const HeadShape &shape) {
+Result<HeadShape> validateHeadShape(const HeadShape &shape) {
   if (shape.num_q_heads < 1)
     return notPositive("num_q_heads", shape.num_q_heads);
   if (shape.num_kv_heads < 1)
@@ -202,7 +202,7 @@ Expected<HeadShape> validateHeadShape(const HeadShape &shape) {
         {"qk_head_dim", shape.qk_head_dim},
         {"v_head_dim", shape.v_head_dim}})
     if (value > kMaxHeadsOrDim)
-      return Error{field, "must be <= " + std::to_string(kMaxHeadsOrDim) +
+      return Status{field, "must be <= " + std::to_string(kMaxHeadsOrDim) +
                               " (got " + std::to_string(value) + ")"};
   // An out-of-range enum value (e.g. cast from an int) would silently lay
   // out as no gate; refuse it instead.
@@ -212,7 +212,7 @@ Expected<HeadShape> validateHeadShape(const HeadShape &shape) {
   case GateLayout::InterleavedWithQ:
     break;
   default:
-    return Error{"gate", "unknown gate layout (" +
+    return Status{"gate", "unknown gate layout (" +
                              std::to_string(static_cast<int>(shape.gate)) +
                              ")"};
   }
@@ -226,16 +226,16 @@ const Segment *FusedLayout::find(SegmentKind kind) const {
   return nullptr;
 }
 
-Expected<FusedLayout> computeFusedLayout(const HeadShape &shape) {
-  Expected<HeadShape> valid = validateHeadShape(shape);
+Result<FusedLayout> computeFusedLayout(const HeadShape &shape) {
+  Result<HeadShape> valid = validateHeadShape(shape);
   if (!valid)
     return valid.error();
   return layoutOf(*valid);
 }
 
-Expected<RankShard> computeRankShard(const HeadShape &shape, int64_t tp,
+Result<RankShard> computeRankShard(const HeadShape &shape, int64_t tp,
                                      int64_t rank, CheckpointForm form) {
-  Expected<HeadShape> valid = validateHeadShape(shape);
+  Result<HeadShape> valid = validateHeadShape(shape);
   if (!valid)
     return valid.error();
   const int64_t num_q_heads = shape.num_q_heads;
@@ -249,14 +249,14 @@ Expected<RankShard> computeRankShard(const HeadShape &shape, int64_t tp,
   // consecutive ranks, which only works if that ratio is whole.
   const bool kv_replicated = tp > num_kv_heads;
   if (kv_replicated && tp % num_kv_heads != 0)
-    return Error{"tp", "must be a multiple of num_kv_heads when larger than "
+    return Status{"tp", "must be a multiple of num_kv_heads when larger than "
                        "it (" +
                            std::to_string(tp) + " % " +
                            std::to_string(num_kv_heads) + " != 0)"};
   if (!kv_replicated && num_kv_heads % tp != 0)
     return mustDivide("tp", "num_kv_heads", num_kv_heads, tp);
   if (rank < 0 || rank >= tp)
-    return Error{"rank", "must be in [0, tp) (got " + std::to_string(rank) +
+    return Status{"rank", "must be in [0, tp) (got " + std::to_string(rank) +
                              ", tp = " + std::to_string(tp) + ")"};
 
   RankShard shard;

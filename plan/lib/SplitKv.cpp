@@ -30,18 +30,18 @@ std::string kvSplitRuleText(const SplitKvLimits &limits) {
          "surely have rows";
 }
 
-Expected<int64_t> checkKvSplits(const SplitKvLimits &limits, int64_t base,
+Result<int64_t> checkKvSplits(const SplitKvLimits &limits, int64_t base,
                                 int64_t requested,
                                 const std::string &baseAxes) {
   auto str = [](int64_t value) { return std::to_string(value); };
   std::string rule = "; None picks it by " + kvSplitRuleText(limits);
   if (requested < 1 || requested > limits.maxKvSplits)
-    return Error{"num_kv_splits", "must be in [1, max_kv_splits] = [1, " +
+    return Status{"num_kv_splits", "must be in [1, max_kv_splits] = [1, " +
                                       str(limits.maxKvSplits) + "] (got " +
                                       str(requested) + ")" + rule};
   int64_t capacity = limits.capacityCtas();
   if (requested > 1 && base * requested > capacity)
-    return Error{"num_kv_splits",
+    return Status{"num_kv_splits",
                  str(requested) + " splits of " + str(base) + " CTAs (grid " +
                      baseAxes + ") need " + str(base * requested) +
                      " CTAs of workspace, more than its capacity 2 * "

@@ -11,7 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
+
 namespace attnc::runtime {
+
+/// Kernel ABIs and bundle manifests nest a few levels; JSON nested deeper
+/// than this is refused before the DOM is built.
+constexpr std::size_t kMaxJsonDepth = 64;
 
 /// One kernel as an ordered JSON object (fields in the documented order).
 nlohmann::ordered_json kernelAbiToJsonValue(const KernelAbi &abi);

@@ -8,7 +8,7 @@
 
 #include "attnc-c/Runtime.h"
 
-#include "attnc/Runtime/CApiInternal.h"
+#include "CApiInternal.h"
 #include "attnc/Runtime/Context.h"
 #include "attnc/Runtime/KernelAbi.h"
 
@@ -17,10 +17,26 @@
 #include <string>
 #include <vector>
 
+using namespace attnc;
 using namespace attnc::runtime;
 
 namespace {
 thread_local std::string last_error;
+
+// attnc_status_t is StatusCode, value for value (fail() casts one to the
+// other); the C values are API and never change.
+#define ATTNC_CHECK_STATUS(c, cxx)                                             \
+  static_assert(int(c) == int(StatusCode::cxx), #c " != StatusCode::" #cxx)
+ATTNC_CHECK_STATUS(ATTNC_STATUS_OK, Ok);
+ATTNC_CHECK_STATUS(ATTNC_STATUS_INVALID_ARGUMENT, InvalidArgument);
+ATTNC_CHECK_STATUS(ATTNC_STATUS_COMPILE_ERROR, CompileError);
+ATTNC_CHECK_STATUS(ATTNC_STATUS_CUDA_ERROR, CudaError);
+ATTNC_CHECK_STATUS(ATTNC_STATUS_NO_DRIVER, NoDriver);
+ATTNC_CHECK_STATUS(ATTNC_STATUS_IO_ERROR, IoError);
+ATTNC_CHECK_STATUS(ATTNC_STATUS_CORRUPT, Corrupt);
+ATTNC_CHECK_STATUS(ATTNC_STATUS_NOT_FOUND, NotFound);
+ATTNC_CHECK_STATUS(ATTNC_STATUS_INTERNAL, Internal);
+#undef ATTNC_CHECK_STATUS
 } // namespace
 
 namespace attnc::runtime::capi {

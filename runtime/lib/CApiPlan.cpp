@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attnc/Plan/SplitKv.h"
-#include "attnc/Runtime/CApiInternal.h"
+#include "CApiInternal.h"
 
 using namespace attnc;
 using namespace attnc::runtime::capi;
@@ -34,7 +34,7 @@ attnc_status_t attnc_split_kv_count(int64_t target_ctas, int64_t max_kv_splits,
       *out_splits = plan::chooseKvSplits(limits, busy);
       return ATTNC_STATUS_OK;
     }
-    Expected<int64_t> splits = plan::checkKvSplits(
+    Result<int64_t> splits = plan::checkKvSplits(
         limits, base, *requested, base_axes ? base_axes : "x * y");
     if (!splits)
       return invalid(splits.error().field, splits.error().rule);

@@ -13,7 +13,7 @@ Result<std::shared_ptr<Context>> Context::create(ContextOptions options) {
   for (size_t i = 0; i < options.archs.size(); ++i)
     if (Status s = validateArch(options.archs[i]); !s)
       return Status(StatusCode::InvalidArgument,
-                    "archs[" + std::to_string(i) + "]", s.error().rule);
+                    "archs[" + std::to_string(i) + "]", s.rule);
   if (options.cuda_driver_library.empty())
     options.cuda_driver_library = kCudaDriverLibrary;
 

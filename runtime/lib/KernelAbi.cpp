@@ -3,7 +3,7 @@
 #include "attnc/Runtime/KernelAbi.h"
 
 #include "AbiJson.h"
-#include "Json.h"
+#include "attnc/Support/Json.h"
 
 #include <cstring>
 #include <limits>
@@ -211,8 +211,8 @@ Status validateKernelAbi(const KernelAbi &abi) {
           return invalid(dim_field,
                          "'" + dim.symbol + "' is not a C identifier");
         if (!dim.isSymbolic() && dim.size < 0)
-          return invalid(dim_field, "must be at least 0 (got " +
-                                        std::to_string(dim.size) + ")");
+          return invalid(dim_field,
+                         "must be >= 0 (got " + std::to_string(dim.size) + ")");
       }
     }
   }
@@ -339,7 +339,7 @@ namespace {
 
 /// The member `key` of `object`, which must exist and be a string.
 Result<std::string> requiredString(const json &object, const char *key) {
-  auto value = json_util::required(object, key);
+  auto value = json_util::required(object, "", key);
   if (!value)
     return value.status();
   return json_util::readString(**value, key);
@@ -349,8 +349,8 @@ Result<KernelParam> paramFromJson(const json &value) {
   if (!value.is_object())
     return invalid("", "must be an object (got " + json_util::describe(value) +
                            ")");
-  if (Status s = json_util::checkKnownFields(
-          value, {"name", "kind", "dtype", "shape"});
+  if (Status s = json_util::checkKnownKeys(value, "",
+                                           {"name", "kind", "dtype", "shape"});
       !s)
     return s;
   KernelParam param;
@@ -377,7 +377,7 @@ Result<KernelParam> paramFromJson(const json &value) {
                                   *kind_text + ")");
   } else {
     if (dtype == value.end())
-      return invalid("dtype", "missing required field (pointer parameters "
+      return invalid("dtype", "required field is missing (pointer parameters "
                               "name their element type)");
     auto dtype_text = json_util::readString(*dtype, "dtype");
     if (!dtype_text)
@@ -429,8 +429,8 @@ Result<GridDimRule> gridDimFromJson(const json &value, int axis) {
     return invalid("", "must be a constant or {\"value\", \"multiplier\", "
                        "\"divisor\", \"plus\"} (got " +
                            json_util::describe(value) + ")");
-  if (Status s = json_util::checkKnownFields(
-          value, {"value", "multiplier", "divisor", "plus"});
+  if (Status s = json_util::checkKnownKeys(
+          value, "", {"value", "multiplier", "divisor", "plus"});
       !s)
     return s;
   GridDimRule rule;
@@ -491,9 +491,10 @@ Result<KernelAbi> kernelAbiFromJsonValue(const json &value) {
   if (!value.is_object())
     return invalid("", "a kernel must be a JSON object (got " +
                            json_util::describe(value) + ")");
-  if (Status s = json_util::checkKnownFields(
-          value, {"name", "params", "launch_scalars", "block", "grid",
-                  "dynamic_shared_memory_bytes", "hints"});
+  if (Status s = json_util::checkKnownKeys(
+          value, "",
+          {"name", "params", "launch_scalars", "block", "grid",
+           "dynamic_shared_memory_bytes", "hints"});
       !s)
     return s;
   KernelAbi abi;
@@ -503,7 +504,7 @@ Result<KernelAbi> kernelAbiFromJsonValue(const json &value) {
     return name_text.status();
   abi.name = *name_text;
 
-  auto params = json_util::required(value, "params");
+  auto params = json_util::required(value, "", "params");
   if (!params)
     return params.status();
   if (!(*params)->is_array())
@@ -530,7 +531,7 @@ Result<KernelAbi> kernelAbiFromJsonValue(const json &value) {
     }
   }
 
-  auto block = json_util::required(value, "block");
+  auto block = json_util::required(value, "", "block");
   if (!block)
     return block.status();
   if (!(*block)->is_array() || (*block)->size() != 3)
@@ -544,7 +545,7 @@ Result<KernelAbi> kernelAbiFromJsonValue(const json &value) {
     abi.block[d] = uint32_t(*size);
   }
 
-  auto grid = json_util::required(value, "grid");
+  auto grid = json_util::required(value, "", "grid");
   if (!grid)
     return grid.status();
   if (!(*grid)->is_array() || (*grid)->size() != 3)
@@ -557,7 +558,7 @@ Result<KernelAbi> kernelAbiFromJsonValue(const json &value) {
     abi.grid[d] = std::move(*rule);
   }
 
-  auto shared = json_util::required(value, "dynamic_shared_memory_bytes");
+  auto shared = json_util::required(value, "", "dynamic_shared_memory_bytes");
   if (!shared)
     return shared.status();
   auto shared_bytes =
@@ -603,7 +604,8 @@ std::string kernelAbiToJson(const KernelAbi &abi, int indent) {
 }
 
 Result<KernelAbi> kernelAbiFromJson(std::string_view text) {
-  auto document = json_util::parseObject(text, "<kernel ABI JSON>");
+  auto document =
+      json_util::parseObject(text, "<kernel ABI JSON>", kMaxJsonDepth);
   if (!document)
     return document.status();
   return kernelAbiFromJsonValue(*document);
@@ -619,12 +621,13 @@ std::string kernelAbiListToJson(const std::vector<KernelAbi> &kernels,
 }
 
 Result<std::vector<KernelAbi>> kernelAbiListFromJson(std::string_view text) {
-  auto document = json_util::parseObject(text, "<kernel ABI JSON>");
+  auto document =
+      json_util::parseObject(text, "<kernel ABI JSON>", kMaxJsonDepth);
   if (!document)
     return document.status();
-  if (Status s = json_util::checkKnownFields(*document, {"kernels"}); !s)
+  if (Status s = json_util::checkKnownKeys(*document, "", {"kernels"}); !s)
     return s;
-  auto kernels = json_util::required(*document, "kernels");
+  auto kernels = json_util::required(*document, "", "kernels");
   if (!kernels)
     return kernels.status();
   auto list = kernelAbiArrayFromJsonValue(**kernels);

@@ -2,8 +2,8 @@
 
 #include "attnc/Runtime/KernelCache.h"
 
-#include "attnc/Runtime/FileUtil.h"
-#include "attnc/Runtime/Sha256.h"
+#include "attnc/Support/FileUtil.h"
+#include "attnc/Support/Sha256.h"
 
 #include <cerrno>
 #include <chrono>
@@ -431,8 +431,8 @@ KernelCache::SharedResult KernelCache::loadOrCompile(
     if (auto entry = readEntry(); entry) {
       if (entry->ok())
         return diskHit(std::move(**entry));
-      warn("kernel cache: corrupt entry " + path + " (" +
-           entry->status().error().rule + "); deleted, recompiling");
+      warn("kernel cache: corrupt entry " + path + " (" + entry->status().rule +
+           "); deleted, recompiling");
       if (::unlink(path.c_str()) != 0 && errno != ENOENT)
         warn("kernel cache: cannot delete " + path + ": " +
              file_util::errnoText(errno));

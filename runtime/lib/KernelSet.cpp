@@ -3,10 +3,10 @@
 #include "attnc/Runtime/KernelSet.h"
 
 #include "AbiJson.h"
-#include "attnc/Runtime/FileUtil.h"
-#include "Json.h"
 #include "attnc/Runtime/NvrtcCompiler.h"
-#include "attnc/Runtime/Sha256.h"
+#include "attnc/Support/FileUtil.h"
+#include "attnc/Support/Json.h"
+#include "attnc/Support/Sha256.h"
 
 #include <algorithm>
 #include <cctype>
@@ -350,23 +350,24 @@ Result<KernelSet> KernelSet::loadBundle(const std::string &directory) {
   auto text = file_util::readFile(manifest_path);
   if (!text)
     return text.status();
-  auto manifest = json_util::parseObject(*text, manifest_path);
+  auto manifest = json_util::parseObject(*text, manifest_path, kMaxJsonDepth);
   if (!manifest)
     return manifest.status();
   auto fail = [&](Status status) { return status.inField(manifest_path); };
-  if (Status s = json_util::checkKnownFields(
-          *manifest, {"format", "format_version", "attnc_version",
-                      "nvrtc_version", "kernels", "binaries"});
+  if (Status s = json_util::checkKnownKeys(*manifest, "",
+                                           {"format", "format_version",
+                                            "attnc_version", "nvrtc_version",
+                                            "kernels", "binaries"});
       !s)
     return fail(s);
 
-  auto format = json_util::required(*manifest, "format");
+  auto format = json_util::required(*manifest, "", "format");
   if (!format)
     return fail(format.status());
   if (!(*format)->is_string() || **format != kBundleFormat)
     return fail(Status(StatusCode::InvalidArgument, "format",
                        std::string("must be \"") + kBundleFormat + "\""));
-  auto version = json_util::required(*manifest, "format_version");
+  auto version = json_util::required(*manifest, "", "format_version");
   if (!version)
     return fail(version.status());
   auto version_number = json_util::readInteger(**version, "format_version", 1,
@@ -386,14 +387,14 @@ Result<KernelSet> KernelSet::loadBundle(const std::string &directory) {
         nvrtc_version = *value;
     }
 
-  auto kernels_json = json_util::required(*manifest, "kernels");
+  auto kernels_json = json_util::required(*manifest, "", "kernels");
   if (!kernels_json)
     return fail(kernels_json.status());
   auto kernels = kernelAbiArrayFromJsonValue(**kernels_json);
   if (!kernels)
     return fail(Status(kernels.status()).inField("kernels"));
 
-  auto binaries_json = json_util::required(*manifest, "binaries");
+  auto binaries_json = json_util::required(*manifest, "", "binaries");
   if (!binaries_json)
     return fail(binaries_json.status());
   if (!(*binaries_json)->is_array() || (*binaries_json)->empty())
@@ -406,14 +407,14 @@ Result<KernelSet> KernelSet::loadBundle(const std::string &directory) {
     auto bad = [&](Status status) { return fail(status.inField(field)); };
     if (!entry.is_object())
       return bad(Status(StatusCode::InvalidArgument, "", "must be an object"));
-    if (Status s = json_util::checkKnownFields(
-            entry, {"arch", "file", "size", "sha256"});
+    if (Status s = json_util::checkKnownKeys(
+            entry, "", {"arch", "file", "size", "sha256"});
         !s)
       return bad(s);
     std::string values[4];
     const char *keys[] = {"arch", "file", "sha256"};
     for (int k = 0; k < 3; ++k) {
-      auto value = json_util::required(entry, keys[k]);
+      auto value = json_util::required(entry, "", keys[k]);
       if (!value)
         return bad(value.status());
       auto text_value = json_util::readString(**value, keys[k]);
@@ -428,7 +429,7 @@ Result<KernelSet> KernelSet::loadBundle(const std::string &directory) {
         file == "..")
       return bad(Status(StatusCode::InvalidArgument, "file",
                         "must be a file name inside the bundle directory"));
-    auto size_value = json_util::required(entry, "size");
+    auto size_value = json_util::required(entry, "", "size");
     if (!size_value)
       return bad(size_value.status());
     auto size = json_util::readInteger(**size_value, "size", 1,

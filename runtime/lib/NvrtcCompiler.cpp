@@ -2,9 +2,9 @@
 
 #include "attnc/Runtime/NvrtcCompiler.h"
 
-#include "attnc/Runtime/FileUtil.h"
 #include "NvrtcSymbols.h"
-#include "attnc/Runtime/Sha256.h"
+#include "attnc/Support/FileUtil.h"
+#include "attnc/Support/Sha256.h"
 
 #include <algorithm>
 #include <chrono>

@@ -13,7 +13,7 @@
 #include "attnc/Model/ModelConfig.h"
 
 #include "attnc/Jit/ModelCompiler.h"
-#include "attnc/Runtime/FileUtil.h"
+#include "attnc/Support/FileUtil.h"
 #include "attnc/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -63,7 +63,7 @@ int fail(int status, const std::string &message) {
 
 /// A config error as one line: "<path>: <field>: <rule>" (the field is left
 /// out when it is the path itself, as for an unreadable file).
-int configError(const std::string &path, const attnc::Error &error) {
+int configError(const std::string &path, const attnc::Status &error) {
   if (error.field == path)
     return fail(kExitBadInput, path + ": " + error.rule);
   return fail(kExitBadInput, path + ": " + error.message());
@@ -215,10 +215,9 @@ int runLayout(int argc, char **argv) {
   if (args.values.count("--rank") && !args.values.count("--tp"))
     return fail(kExitBadInput, "--rank: needs --tp");
 
-  attnc::Expected<attnc::ModelConfig> config =
-      attnc::importModelConfigFile(path);
+  attnc::Result<attnc::ModelConfig> config = attnc::importModelConfigFile(path);
   if (!config)
-    return configError(path, config.error());
+    return configError(path, config.status());
 
   std::vector<int64_t> ranks;
   if (rank >= 0 || args.values.count("--rank"))
@@ -232,11 +231,11 @@ int runLayout(int argc, char **argv) {
                          {"layer_kinds", nlohmann::json::array()}};
   std::string text = "model " + config->model_type + " (" + path + ")\n";
   for (const attnc::LayerKind &kind : config->kinds) {
-    attnc::Expected<attnc::FusedLayout> layout =
+    attnc::Result<attnc::FusedLayout> layout =
         attnc::computeFusedLayout(kind.heads);
     if (!layout)
-      return fail(kExitBadInput, path + ": " + kind.name + ": " +
-                                     layout.error().message());
+      return fail(kExitBadInput,
+                  path + ": " + kind.name + ": " + layout.status().message());
     const attnc::HeadShape &h = kind.heads;
     nlohmann::json kindJson = {
         {"name", kind.name},
@@ -268,12 +267,12 @@ int runLayout(int argc, char **argv) {
             h, tp, r, attnc::CheckpointForm::Separate);
         if (!separate)
           return fail(kExitBadInput, path + ": " + kind.name + ": " +
-                                         separate.error().message());
+                                         separate.status().message());
         auto fused =
             attnc::computeRankShard(h, tp, r, attnc::CheckpointForm::Fused);
         if (!fused)
           return fail(kExitBadInput, path + ": " + kind.name + ": " +
-                                         fused.error().message());
+                                         fused.status().message());
         const attnc::HeadShape &local = separate->local.shape;
         rankList.push_back(
             {{"rank", r},
@@ -369,10 +368,9 @@ int runImport(int argc, char **argv) {
   if (auto e = layerOptions(args, options))
     return fail(kExitBadInput, *e);
 
-  attnc::Expected<attnc::ModelConfig> config =
-      attnc::importModelConfigFile(path);
+  attnc::Result<attnc::ModelConfig> config = attnc::importModelConfigFile(path);
   if (!config)
-    return configError(path, config.error());
+    return configError(path, config.status());
 
   std::string emit = "layer";
   if (auto it = args.values.find("--emit"); it != args.values.end())
@@ -386,7 +384,7 @@ int runImport(int argc, char **argv) {
   mlir::MLIRContext context;
   auto module = attnc::buildModelModule(context, *config, options);
   if (!module)
-    return fail(kExitBadInput, path + ": " + module.error().message());
+    return fail(kExitBadInput, path + ": " + module.status().message());
 
   if (emit == "kernel") {
     attnc::PipelineOptions pipeline;
@@ -432,7 +430,7 @@ size_t countLines(const std::string &text) {
 }
 
 int runCompile(int argc, char **argv) {
-  namespace fu = attnc::runtime::file_util;
+  namespace fu = attnc::file_util;
   Args args;
   if (auto error =
           parseArgs(argc, argv, 2, withLayerFlags({"--arch", "-o"}), {}, args))
@@ -450,15 +448,13 @@ int runCompile(int argc, char **argv) {
     return fail(kExitBadInput, *e);
   if (auto it = args.values.find("--arch"); it != args.values.end())
     options.arch = it->second;
-  if (attnc::runtime::Status s = attnc::runtime::validateArch(options.arch);
-      !s.ok())
+  if (attnc::Status s = attnc::runtime::validateArch(options.arch); !s.ok())
     return fail(kExitBadInput, "--arch: " + s.message());
 
   std::fprintf(stderr, "attnc: reading %s\n", path.c_str());
-  attnc::Expected<attnc::ModelConfig> config =
-      attnc::importModelConfigFile(path);
+  attnc::Result<attnc::ModelConfig> config = attnc::importModelConfigFile(path);
   if (!config)
-    return configError(path, config.error());
+    return configError(path, config.status());
 
   attnc::runtime::ContextOptions contextOptions;
   contextOptions.archs = {options.arch};
@@ -472,18 +468,17 @@ int runCompile(int argc, char **argv) {
                options.arch.c_str());
   auto model = attnc::jit::compileModel(**context, *config, options);
   if (!model) {
-    const attnc::runtime::Status &status = model.status();
-    bool request = status.code() == attnc::runtime::StatusCode::InvalidArgument;
+    const attnc::Status &status = model.status();
+    bool request = status.code() == attnc::StatusCode::InvalidArgument;
     return fail(request ? kExitBadInput : kExitInternal,
                 path + ": " + status.message());
   }
 
   // The model bundle (loadable without NVRTC), then the inspection files.
-  if (attnc::runtime::Status s = attnc::jit::writeModelBundle(*model, dir);
-      !s.ok())
+  if (attnc::Status s = attnc::jit::writeModelBundle(*model, dir); !s.ok())
     return fail(kExitInternal, s.message());
   auto write = [&](const std::string &file, const std::string &text) {
-    attnc::runtime::Status s = fu::writeFileAtomic(file, text);
+    attnc::Status s = fu::writeFileAtomic(file, text);
     if (!s.ok())
       fail(kExitInternal, s.message());
     return s.ok();

@@ -40,13 +40,13 @@ fs::path litInputsDir() {
 }
 
 #define IMPORT_EXAMPLE(var, file)                                              \
-  Expected<ModelConfig> var##_result =                                         \
+  Result<ModelConfig> var##_result =                                         \
       importModelConfigFile(examplePath(file));                                \
   ASSERT_TRUE(var##_result.ok()) << var##_result.error().message();            \
   const ModelConfig &var = *var##_result
 
 #define IMPORT_TEXT(var, text)                                                 \
-  Expected<ModelConfig> var##_result = importModelConfig(text);                \
+  Result<ModelConfig> var##_result = importModelConfig(text);                \
   ASSERT_TRUE(var##_result.ok()) << var##_result.error().message();            \
   const ModelConfig &var = *var##_result
 
@@ -71,11 +71,11 @@ std::vector<int64_t> allBut(int64_t n, const std::vector<int64_t> &except) {
 ::testing::AssertionResult failsWithText(std::string_view text,
                                          const std::string &field,
                                          const std::string &phrase) {
-  Expected<ModelConfig> result = importModelConfig(text);
+  Result<ModelConfig> result = importModelConfig(text);
   if (result.ok())
     return ::testing::AssertionFailure()
            << "imported, but expected an error on '" << field << "'";
-  const Error &error = result.error();
+  const Status &error = result.error();
   if (error.field != field || error.rule.find(phrase) == std::string::npos)
     return ::testing::AssertionFailure()
            << "got \"" << error.message() << "\", expected field '" << field
@@ -507,10 +507,10 @@ TEST(ModelConfigExamples, EveryBundledConfigIsCoveredAndRoundTrips) {
     SCOPED_TRACE(path);
     EXPECT_TRUE(covered.count(fs::canonical(entry.path())))
         << "no hand-derived expectations for " << path;
-    Expected<ModelConfig> config = importModelConfigFile(path);
+    Result<ModelConfig> config = importModelConfigFile(path);
     ASSERT_TRUE(config.ok()) << config.error().message();
     std::string spec = toSpecJson(*config);
-    Expected<ModelConfig> again = importModelConfig(spec);
+    Result<ModelConfig> again = importModelConfig(spec);
     ASSERT_TRUE(again.ok()) << again.error().message() << "\n" << spec;
     EXPECT_EQ(difference(*config, *again), "");
     // The spec text is a fixed point too.
@@ -1043,7 +1043,7 @@ TEST(ModelConfigErrors, TopLevelNotObject) {
 TEST(ModelConfigErrors, Files) {
   const std::string missing =
       (fs::path(::testing::TempDir()) / "attnc-no-such-config.json").string();
-  Expected<ModelConfig> result = importModelConfigFile(missing);
+  Result<ModelConfig> result = importModelConfigFile(missing);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().field, missing);
   EXPECT_NE(result.error().rule.find("cannot read file"), std::string::npos);
@@ -1090,7 +1090,7 @@ TEST(ModelConfigErrors, LitInputs) {
   for (const auto &[file, field] : kExpected) {
     const std::string path = (dir / file).string();
     SCOPED_TRACE(path);
-    Expected<ModelConfig> result = importModelConfigFile(path);
+    Result<ModelConfig> result = importModelConfigFile(path);
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.error().field, *field ? std::string(field) : path);
   }

@@ -382,7 +382,7 @@ std::vector<HeadShape> smallShapes() {
 TEST(LayoutProperty, FusedLayoutMatchesDefinitionForAllSmallShapes) {
   int checked = 0;
   for (const HeadShape &s : smallShapes()) {
-    Expected<FusedLayout> layout = computeFusedLayout(s);
+    Result<FusedLayout> layout = computeFusedLayout(s);
     ASSERT_TRUE(layout.ok()) << describe(s) << ": " << layout.error().message();
     const int64_t gate_cols =
         s.gate == GateLayout::None ? 0 : s.num_q_heads * s.v_head_dim;
@@ -407,7 +407,7 @@ TEST(LayoutProperty, GroupedQueryRuleForAllSmallHeadCounts) {
     for (int64_t hkv = 1; hkv <= 8; ++hkv)
       for (GateLayout gate : kGates) {
         const HeadShape s{hq, hkv, 3, 5, gate};
-        Expected<FusedLayout> l = computeFusedLayout(s);
+        Result<FusedLayout> l = computeFusedLayout(s);
         ASSERT_EQ(l.ok(), hq % hkv == 0) << describe(s);
         if (!l.ok()) {
           ASSERT_EQ(l.error().field, "num_kv_heads") << describe(s);
@@ -431,7 +431,7 @@ TEST(LayoutProperty, RankShardsAssembleTheRightHeadsForAllSmallShapes) {
         std::vector<int> loads(4 * s.num_q_heads * max_dim, 0);
         int64_t total_width = 0;
         for (int64_t rank = 0; rank < tp; ++rank) {
-          Expected<RankShard> shard = computeRankShard(s, tp, rank, form);
+          Result<RankShard> shard = computeRankShard(s, tp, rank, form);
           if (!valid) {
             ASSERT_FALSE(shard.ok()) << describe(s) << " tp=" << tp;
             ASSERT_EQ(shard.error().field, "tp") << describe(s) << " tp=" << tp;
@@ -452,7 +452,7 @@ TEST(LayoutProperty, RankShardsAssembleTheRightHeadsForAllSmallShapes) {
           continue;
         // Just outside [0, tp) is refused, naming the rank.
         for (int64_t bad_rank : {int64_t{-1}, tp}) {
-          Expected<RankShard> bad = computeRankShard(s, tp, bad_rank, form);
+          Result<RankShard> bad = computeRankShard(s, tp, bad_rank, form);
           ASSERT_FALSE(bad.ok()) << describe(s) << " tp=" << tp;
           ASSERT_EQ(bad.error().field, "rank") << describe(s) << " tp=" << tp;
         }
@@ -494,7 +494,7 @@ HeadShape shape(int64_t hq, int64_t hkv, int64_t dqk, int64_t dv,
 void expectShardError(const HeadShape &s, int64_t tp, int64_t rank,
                       const std::string &field, const std::string &rule) {
   for (CheckpointForm form : kForms) {
-    Expected<RankShard> r = computeRankShard(s, tp, rank, form);
+    Result<RankShard> r = computeRankShard(s, tp, rank, form);
     ASSERT_FALSE(r.ok()) << describe(s) << " tp=" << tp << " rank=" << rank;
     EXPECT_EQ(r.error().field, field) << r.error().message();
     EXPECT_EQ(r.error().rule, rule) << r.error().message();
@@ -547,16 +547,16 @@ TEST(LayoutErrors, RankMustBeInRange) {
 
 void expectShapeError(const HeadShape &s, const std::string &field,
                       const std::string &rule) {
-  Expected<HeadShape> v = validateHeadShape(s);
+  Result<HeadShape> v = validateHeadShape(s);
   ASSERT_FALSE(v.ok()) << describe(s);
   EXPECT_EQ(v.error().field, field);
   EXPECT_EQ(v.error().rule, rule);
-  Expected<FusedLayout> l = computeFusedLayout(s);
+  Result<FusedLayout> l = computeFusedLayout(s);
   ASSERT_FALSE(l.ok()) << describe(s);
   EXPECT_EQ(l.error().field, field);
   // A bad shape is reported even when tp and rank are also bad.
   for (CheckpointForm form : kForms) {
-    Expected<RankShard> r = computeRankShard(s, 0, -1, form);
+    Result<RankShard> r = computeRankShard(s, 0, -1, form);
     ASSERT_FALSE(r.ok()) << describe(s);
     EXPECT_EQ(r.error().field, field);
   }
@@ -578,14 +578,14 @@ TEST(LayoutErrors, HeadShapeFields) {
   expectShapeError(shape(8, 2, 8, 0, GateLayout::InterleavedWithQ),
                    "v_head_dim", "must be >= 1 (got 0)");
   expectShapeError(shape(8, 2, 8, -3), "v_head_dim", "must be >= 1 (got -3)");
-  Expected<HeadShape> bad_gate =
+  Result<HeadShape> bad_gate =
       validateHeadShape(shape(8, 2, 8, 8, static_cast<GateLayout>(7)));
   ASSERT_FALSE(bad_gate.ok());
   EXPECT_EQ(bad_gate.error().field, "gate");
 }
 
 TEST(LayoutErrors, ValidShapeRoundTrips) {
-  Expected<HeadShape> v =
+  Result<HeadShape> v =
       validateHeadShape(shape(16, 2, 256, 256, GateLayout::InterleavedWithQ));
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v->num_q_heads, 16);
@@ -608,14 +608,14 @@ std::vector<SegTuple> segs(const FusedLayout &l) {
 }
 
 FusedLayout layoutOrDie(const HeadShape &s) {
-  Expected<FusedLayout> l = computeFusedLayout(s);
+  Result<FusedLayout> l = computeFusedLayout(s);
   EXPECT_TRUE(l.ok()) << l.error().message();
   return l.ok() ? *l : FusedLayout{};
 }
 
 RankShard shardOrDie(const HeadShape &s, int64_t tp, int64_t rank,
                      CheckpointForm form) {
-  Expected<RankShard> r = computeRankShard(s, tp, rank, form);
+  Result<RankShard> r = computeRankShard(s, tp, rank, form);
   EXPECT_TRUE(r.ok()) << r.error().message();
   return r.ok() ? *r : RankShard{};
 }
@@ -850,7 +850,7 @@ using namespace attnc;
 // Values past kMaxHeadsOrDim are refused by name, so widths never overflow.
 TEST(LayoutErrors, HugeValuesAreRefusedNotWrapped) {
   HeadShape shape{int64_t(1) << 62, 1, 1, 2, GateLayout::None};
-  Expected<FusedLayout> layout = computeFusedLayout(shape);
+  Result<FusedLayout> layout = computeFusedLayout(shape);
   ASSERT_FALSE(layout);
   EXPECT_EQ(layout.error().field, "num_q_heads");
   EXPECT_NE(layout.error().rule.find("must be <= 1048576"), std::string::npos);

@@ -41,13 +41,13 @@ TEST(SplitKv, RequestedCountIsChecked) {
   EXPECT_EQ(*checkKvSplits(kH200, 16, 16), 16);
   // One split never needs the workspace, whatever the base.
   EXPECT_TRUE(checkKvSplits(kH200, 5000, 1).ok());
-  Expected<int64_t> zero = checkKvSplits(kH200, 16, 0);
+  Result<int64_t> zero = checkKvSplits(kH200, 16, 0);
   ASSERT_FALSE(zero.ok());
   EXPECT_EQ(zero.error().field, "num_kv_splits");
   EXPECT_NE(zero.error().rule.find("[1, 64]"), std::string::npos);
   EXPECT_FALSE(checkKvSplits(kH200, 16, 65).ok());
   // 100 CTAs x 6 splits = 600 > 528; 5 fit.
-  Expected<int64_t> over = checkKvSplits(kH200, 100, 6);
+  Result<int64_t> over = checkKvSplits(kH200, 100, 6);
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.error().rule,
             "6 splits of 100 CTAs (grid x * y) need 600 CTAs of workspace, "

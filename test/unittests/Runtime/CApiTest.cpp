@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <thread>
 
+using namespace attnc;
 using namespace attnc::runtime;
 using namespace attnc::runtime::test;
 

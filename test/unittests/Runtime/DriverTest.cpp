@@ -17,6 +17,7 @@
 
 #include <dlfcn.h>
 
+using namespace attnc;
 using namespace attnc::runtime;
 using namespace attnc::runtime::test;
 
@@ -135,7 +136,7 @@ TEST(Launch, WithoutDriverArgumentsAreStillCheckedThenNoDriver) {
   Status too_few =
       context->launch(*set, "attnc_test_scale", nullptr, args, 2, nullptr, 0);
   EXPECT_EQ(too_few.code(), StatusCode::InvalidArgument);
-  EXPECT_EQ(too_few.error().field, "args");
+  EXPECT_EQ(too_few.field, "args");
 
   Status unknown = context->launch(*set, "nope", nullptr, args, 3, nullptr, 0);
   EXPECT_EQ(unknown.code(), StatusCode::NotFound);

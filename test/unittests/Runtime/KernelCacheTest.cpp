@@ -16,6 +16,7 @@
 #include <thread>
 #include <unistd.h>
 
+using namespace attnc;
 using namespace attnc::runtime;
 using namespace attnc::runtime::test;
 

@@ -3,13 +3,14 @@
 #include "attnc/Runtime/KernelSet.h"
 
 #include "attnc/Runtime/Context.h"
-#include "attnc/Runtime/Sha256.h"
+#include "attnc/Support/Sha256.h"
 
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+using namespace attnc;
 using namespace attnc::runtime;
 using namespace attnc::runtime::test;
 
@@ -110,7 +111,7 @@ TEST(KernelSet, AbiThatDisagreesWithTheSourceIsRejected) {
   auto extra = (*context)->compile(kTestSource, abi.dump(), options);
   ASSERT_FALSE(extra);
   EXPECT_EQ(extra.status().code(), StatusCode::InvalidArgument);
-  EXPECT_EQ(extra.status().error().field, "kernels[0].params");
+  EXPECT_EQ(extra.status().field, "kernels[0].params");
   EXPECT_NE(extra.status().message().find("(8, 4, 4)"), std::string::npos)
       << extra.status().message();
 
@@ -119,7 +120,7 @@ TEST(KernelSet, AbiThatDisagreesWithTheSourceIsRejected) {
   abi["kernels"][0]["params"][1]["kind"] = "i64";
   auto wrong_kind = (*context)->compile(kTestSource, abi.dump(), options);
   ASSERT_FALSE(wrong_kind);
-  EXPECT_EQ(wrong_kind.status().error().field, "kernels[0].params");
+  EXPECT_EQ(wrong_kind.status().field, "kernels[0].params");
 
   // A kernel the source does not have.
   abi = nlohmann::json::parse(kTestAbiJson);
@@ -127,7 +128,7 @@ TEST(KernelSet, AbiThatDisagreesWithTheSourceIsRejected) {
   auto missing = (*context)->compile(kTestSource, abi.dump(), options);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.status().code(), StatusCode::NotFound);
-  EXPECT_EQ(missing.status().error().field, "kernels[1].name");
+  EXPECT_EQ(missing.status().field, "kernels[1].name");
 }
 
 TEST(KernelSet, SelectsTheBinaryThatRunsOnTheDevice) {
@@ -226,7 +227,7 @@ TEST(KernelSetBundle, DamagedBundlesAreRejected) {
   writeText(bundle + "/manifest.json", document.dump());
   auto escape = KernelSet::loadBundle(bundle);
   ASSERT_FALSE(escape);
-  EXPECT_EQ(escape.status().error().field,
+  EXPECT_EQ(escape.status().field,
             bundle + "/manifest.json.binaries[0].file");
 
   document = nlohmann::json::parse(manifest);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+using namespace attnc;
 using namespace attnc::runtime;
 using namespace attnc::runtime::test;
 
@@ -192,7 +193,7 @@ TEST(NvrtcCompiler, RejectsBadArchsAndHeaderNames) {
   auto virtual_arch = (*compiler)->compile(testRequest(), "compute_90a");
   ASSERT_FALSE(virtual_arch);
   EXPECT_EQ(virtual_arch.status().code(), StatusCode::InvalidArgument);
-  EXPECT_EQ(virtual_arch.status().error().field, "arch");
+  EXPECT_EQ(virtual_arch.status().field, "arch");
 
   auto unsupported = (*compiler)->compile(testRequest(), "sm_91");
   ASSERT_FALSE(unsupported);
@@ -203,9 +204,9 @@ TEST(NvrtcCompiler, RejectsBadArchsAndHeaderNames) {
   escaping.headers["../outside.h"] = "";
   auto bad_header = (*compiler)->compile(escaping, "sm_90a");
   ASSERT_FALSE(bad_header);
-  EXPECT_EQ(bad_header.status().error().field, "headers['../outside.h']");
+  EXPECT_EQ(bad_header.status().field, "headers['../outside.h']");
 
   auto no_archs = (*compiler)->compileForArchs(testRequest(), {});
   ASSERT_FALSE(no_archs);
-  EXPECT_EQ(no_archs.status().error().field, "archs");
+  EXPECT_EQ(no_archs.status().field, "archs");
 }

@@ -67,24 +67,24 @@ struct CompiledModel {
 };
 
 /// Compiles a model description.
-runtime::Result<CompiledModel>
-compileModel(runtime::Context &context, const ModelConfig &config,
-             const ModelCompileOptions &options);
+Result<CompiledModel> compileModel(runtime::Context &context,
+                                   const ModelConfig &config,
+                                   const ModelCompileOptions &options);
 
 /// Compiles a model configuration given as JSON text (HF config or spec).
-runtime::Result<CompiledModel>
-compileModelJson(runtime::Context &context, std::string_view config_json,
-                 const ModelCompileOptions &options);
+Result<CompiledModel> compileModelJson(runtime::Context &context,
+                                       std::string_view config_json,
+                                       const ModelCompileOptions &options);
 
 /// Compiles attn IR text in layer form (one function per layer kind).
-runtime::Result<CompiledModel>
-compileModelIr(runtime::Context &context, std::string_view mlir_text,
-               const ModelCompileOptions &options);
+Result<CompiledModel> compileModelIr(runtime::Context &context,
+                                     std::string_view mlir_text,
+                                     const ModelCompileOptions &options);
 
 /// Writes / reads a model bundle (layout in the file comment).
-runtime::Status writeModelBundle(const CompiledModel &model,
-                                 const std::string &directory);
-runtime::Result<CompiledModel> loadModelBundle(const std::string &directory);
+Status writeModelBundle(const CompiledModel &model,
+                        const std::string &directory);
+Result<CompiledModel> loadModelBundle(const std::string &directory);
 
 } // namespace attnc::jit
 

@@ -14,8 +14,8 @@
 #ifndef ATTNC_MODEL_MODELCONFIG_H
 #define ATTNC_MODEL_MODELCONFIG_H
 
-#include "attnc/Model/Error.h"
 #include "attnc/Plan/Layout.h"
+#include "attnc/Support/Status.h"
 
 #include <cstdint>
 #include <string>
@@ -105,11 +105,11 @@ struct ModelConfig {
 
 /// Reads a Hugging Face config.json or an attnc spec (JSON text). Errors name
 /// the field (dotted path) and the rule; never throws.
-Expected<ModelConfig> importModelConfig(std::string_view json_text);
+Result<ModelConfig> importModelConfig(std::string_view json_text);
 
 /// Reads a file then importModelConfig; an unreadable or empty file is an
 /// error naming the path.
-Expected<ModelConfig> importModelConfigFile(const std::string &path);
+Result<ModelConfig> importModelConfigFile(const std::string &path);
 
 /// Serialises to the attnc spec form (JSON text, every field spelled out);
 /// importModelConfig(toSpecJson(c)) reproduces c.

@@ -14,7 +14,7 @@
 #ifndef ATTNC_PLAN_LAYOUT_H
 #define ATTNC_PLAN_LAYOUT_H
 
-#include "attnc/Model/Error.h"
+#include "attnc/Support/Status.h"
 
 #include <cstdint>
 #include <optional>
@@ -56,7 +56,7 @@ constexpr int64_t kMaxHeadsOrDim = int64_t(1) << 20;
 /// Checks 1 <= Hq, Hkv, Dqk, Dv <= kMaxHeadsOrDim and Hq % Hkv == 0. The
 /// error names the field ("num_q_heads", "num_kv_heads", "qk_head_dim",
 /// "v_head_dim").
-Expected<HeadShape> validateHeadShape(const HeadShape &shape);
+Result<HeadShape> validateHeadShape(const HeadShape &shape);
 
 enum class SegmentKind { Q, K, V, Gate };
 const char *segmentKindName(SegmentKind kind); ///< "q", "k", "v", "gate"
@@ -85,7 +85,7 @@ struct FusedLayout {
 };
 
 /// Layout for a validated shape; errors as validateHeadShape.
-Expected<FusedLayout> computeFusedLayout(const HeadShape &shape);
+Result<FusedLayout> computeFusedLayout(const HeadShape &shape);
 
 /// How the checkpoint stores the projection weight (rows = output features).
 enum class CheckpointForm {
@@ -132,7 +132,7 @@ struct RankShard {
 /// Rules (error field in quotes): "tp" >= 1; tp divides Hq; if tp > Hkv then
 /// tp % Hkv == 0 (rank r holds KV head r*Hkv/tp), else tp divides Hkv; "rank"
 /// in [0, tp).
-Expected<RankShard> computeRankShard(const HeadShape &shape, int64_t tp,
+Result<RankShard> computeRankShard(const HeadShape &shape, int64_t tp,
                                      int64_t rank, CheckpointForm form);
 
 } // namespace attnc

@@ -16,7 +16,7 @@
 #ifndef ATTNC_PLAN_SPLITKV_H
 #define ATTNC_PLAN_SPLITKV_H
 
-#include "attnc/Model/Error.h"
+#include "attnc/Support/Status.h"
 
 #include <cstdint>
 #include <string>
@@ -53,7 +53,7 @@ std::string kvSplitRuleText(const SplitKvLimits &limits);
 /// within the workspace's capacity when splitting. The error names
 /// num_kv_splits and the rule; `baseAxes` names the grid axes whose product
 /// is the base ("x * y").
-Expected<int64_t> checkKvSplits(const SplitKvLimits &limits, int64_t base,
+Result<int64_t> checkKvSplits(const SplitKvLimits &limits, int64_t base,
                                 int64_t requested,
                                 const std::string &baseAxes = "x * y");
 

@@ -16,7 +16,7 @@
 #include "attnc/Runtime/KernelCache.h"
 #include "attnc/Runtime/KernelSet.h"
 #include "attnc/Runtime/NvrtcCompiler.h"
-#include "attnc/Runtime/Status.h"
+#include "attnc/Support/Status.h"
 
 #include <map>
 #include <memory>

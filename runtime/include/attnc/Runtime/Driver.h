@@ -22,7 +22,7 @@
 #ifndef ATTNC_RUNTIME_DRIVER_H
 #define ATTNC_RUNTIME_DRIVER_H
 
-#include "attnc/Runtime/Status.h"
+#include "attnc/Support/Status.h"
 
 #include <array>
 #include <cstdint>

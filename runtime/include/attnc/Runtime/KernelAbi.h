@@ -43,7 +43,7 @@
 #ifndef ATTNC_RUNTIME_KERNELABI_H
 #define ATTNC_RUNTIME_KERNELABI_H
 
-#include "attnc/Runtime/Status.h"
+#include "attnc/Support/Status.h"
 
 #include <array>
 #include <cstddef>

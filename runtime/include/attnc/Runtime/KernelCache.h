@@ -35,7 +35,7 @@
 
 #include "attnc/Runtime/Driver.h"
 #include "attnc/Runtime/NvrtcCompiler.h"
-#include "attnc/Runtime/Status.h"
+#include "attnc/Support/Status.h"
 
 #include <cstdint>
 #include <functional>

@@ -30,7 +30,7 @@
 
 #include "attnc/Runtime/KernelAbi.h"
 #include "attnc/Runtime/KernelCache.h"
-#include "attnc/Runtime/Status.h"
+#include "attnc/Support/Status.h"
 
 #include <string>
 #include <string_view>

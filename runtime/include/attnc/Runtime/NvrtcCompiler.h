@@ -18,7 +18,7 @@
 #ifndef ATTNC_RUNTIME_NVRTCCOMPILER_H
 #define ATTNC_RUNTIME_NVRTCCOMPILER_H
 
-#include "attnc/Runtime/Status.h"
+#include "attnc/Support/Status.h"
 
 #include <map>
 #include <memory>

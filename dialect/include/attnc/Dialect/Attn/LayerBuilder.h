@@ -35,7 +35,7 @@ struct LayerBuildOptions {
 
 /// Builds the module. Errors (invalid tp/rank, an unsupported dtype) name the
 /// field and the rule.
-Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+Result<mlir::OwningOpRef<mlir::ModuleOp>>
 buildModelModule(mlir::MLIRContext &context, const ModelConfig &config,
                  const LayerBuildOptions &options);
 

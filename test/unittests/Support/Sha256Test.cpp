@@ -1,20 +1,21 @@
 //===- Sha256Test.cpp - SHA-256 against the FIPS 180-2 vectors ------------===//
 //
-// The three FIPS 180-2 (appendix B) examples, the empty message, and messages
-// whose lengths straddle the padding boundaries (55/56 bytes leave room or
-// not for the length in the last block; 64 and 120 fill blocks exactly); the
-// boundary digests were computed with an independent implementation
-// (Python's hashlib).
+// The three FIPS 180-2 (appendix B) examples ("abc", the 448-bit two-block
+// message, one million 'a'), the empty message, and messages whose lengths
+// straddle the padding boundaries (55/56 bytes leave room or not for the
+// length in the last block; 64 and 120 fill blocks exactly); the boundary
+// digests were computed with an independent implementation (Python's
+// hashlib).
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Runtime/Sha256.h"
+#include "attnc/Support/Sha256.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-using attnc::runtime::Sha256;
+using attnc::Sha256;
 
 TEST(Sha256, FipsOneBlockMessage) {
   EXPECT_EQ(Sha256::hexOf("abc"),

@@ -1,6 +1,6 @@
 //===- FileUtil.cpp - Small file helpers ----------------------------------===//
 
-#include "attnc/Runtime/FileUtil.h"
+#include "attnc/Support/FileUtil.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -12,7 +12,19 @@
 #include <unistd.h>
 #include <vector>
 
-namespace attnc::runtime::file_util {
+namespace attnc::file_util {
+
+namespace {
+
+/// "64 MiB" for a whole number of MiB, else "N bytes".
+std::string sizeText(std::size_t bytes) {
+  constexpr std::size_t kMiB = std::size_t(1) << 20;
+  if (bytes >= kMiB && bytes % kMiB == 0)
+    return std::to_string(bytes / kMiB) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+} // namespace
 
 std::string errnoText(int error) {
   char buffer[256];
@@ -20,12 +32,12 @@ std::string errnoText(int error) {
   return strerror_r(error, buffer, sizeof(buffer));
 }
 
-Result<std::string> readFile(const std::string &path) {
+Result<std::string> readFile(const std::string &path, std::size_t max_bytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int error = errno;
     return Status(error == ENOENT ? StatusCode::NotFound : StatusCode::IoError,
-                  path, "cannot open: " + errnoText(error));
+                  path, "cannot read file: " + errnoText(error));
   }
   std::string data;
   char buffer[1 << 16];
@@ -34,14 +46,20 @@ Result<std::string> readFile(const std::string &path) {
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0) {
+      // open(2) succeeds on a directory; the read is what fails (EISDIR).
       int error = errno;
       ::close(fd);
       return Status(StatusCode::IoError, path,
-                    "read failed: " + errnoText(error));
+                    "cannot read file: " + errnoText(error));
     }
     if (n == 0)
       break;
     data.append(buffer, size_t(n));
+    if (data.size() > max_bytes) {
+      ::close(fd);
+      return Status(StatusCode::IoError, path,
+                    "file is larger than " + sizeText(max_bytes));
+    }
   }
   ::close(fd);
   return data;
@@ -112,4 +130,4 @@ bool exists(const std::string &path) {
 
 uint64_t threadId() { return uint64_t(::syscall(SYS_gettid)); }
 
-} // namespace attnc::runtime::file_util
+} // namespace attnc::file_util

@@ -1,22 +1,22 @@
-//===- Status.h - Status codes and results for the runtime ------*- C++ -*-===//
+//===- Status.h - The one status type of attnc ------------------*- C++ -*-===//
 //
-// The runtime reports errors the way the model library does (an attnc::Error
-// naming the field and the rule, one line), extended with a status code so
-// that callers -- the C API above all -- can tell a bad argument from a
-// missing driver from a corrupt cache entry without parsing text.
+// Every fallible call in attnc -- model import, layout math, the runtime, the
+// C API, the JIT -- reports failure with one type, Status: a code (what kind
+// of failure, so callers such as the C API can tell a bad argument from a
+// missing driver without parsing text) and a message made of the field that
+// is wrong and the rule it broke ("num_key_value_heads: must divide
+// num_attention_heads (32 % 5 != 0)"). A failed NVRTC compile additionally
+// carries CompileDiagnostics. Result<T> is a value or a failed Status.
 //
-// A failed NVRTC compile additionally carries CompileDiagnostics: the log,
-// the exact option list and where the failing source was saved. message()
-// prints all of it, so a caller that only logs the message loses nothing.
+// IREE's iree_status_t is the model: one status for every layer, a code and a
+// message. MLIR diagnostics stay MLIR's vocabulary inside the compiler; where
+// compiler code reports to a caller it converts them to a Status.
 //
-// Nothing in the runtime throws across its API; fallible calls return Status
-// or Result<T>.
+// Nothing in attnc throws across its API.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTNC_RUNTIME_STATUS_H
-#define ATTNC_RUNTIME_STATUS_H
-
-#include "attnc/Model/Error.h"
+#ifndef ATTNC_SUPPORT_STATUS_H
+#define ATTNC_SUPPORT_STATUS_H
 
 #include <cassert>
 #include <memory>
@@ -25,10 +25,11 @@
 #include <utility>
 #include <vector>
 
-namespace attnc::runtime {
+namespace attnc {
 
-/// What kind of failure a Status reports. Mirrors attnc_status_t in the C API
-/// (attnc-c/Runtime.h) value for value.
+/// What kind of failure a Status reports. attnc_status_t in the C API
+/// (attnc-c/Runtime.h) has the same values; the C API checks that at compile
+/// time.
 enum class StatusCode {
   Ok = 0,
   InvalidArgument = 1, ///< the caller passed something malformed
@@ -60,27 +61,38 @@ struct CompileDiagnostics {
   std::string save_error;
 };
 
-/// Success, or a failure with a code, an attnc::Error and, for compile
-/// failures, the NVRTC diagnostics. Cheap to copy when ok.
+/// Success, or a failure with a code, the field and the rule, and (compile
+/// failures only) the NVRTC diagnostics. Cheap to copy when ok.
 class Status {
 public:
   /// Success.
   Status() = default;
+  /// A failure about one field: InvalidArgument, the code of everything the
+  /// model library reports (a config or request that breaks a rule).
+  Status(std::string field, std::string rule)
+      : Status(StatusCode::InvalidArgument, std::move(field), std::move(rule)) {
+  }
   /// A failure. `code` must not be StatusCode::Ok.
   Status(StatusCode code, std::string field, std::string rule)
-      : code_(code), error_{std::move(field), std::move(rule)} {
-    assert(code != StatusCode::Ok && "use Status() for success");
-  }
-  /// A model-library error (a bad field) as a runtime failure.
-  Status(StatusCode code, Error error) : code_(code), error_(std::move(error)) {
+      : field(std::move(field)), rule(std::move(rule)), code_(code) {
     assert(code != StatusCode::Ok && "use Status() for success");
   }
 
   bool ok() const { return code_ == StatusCode::Ok; }
   explicit operator bool() const { return ok(); }
   StatusCode code() const { return code_; }
-  /// The field and the rule; empty when ok.
-  const Error &error() const { return error_; }
+
+  /// Dotted path of the offending field, e.g. "text_config.head_dim",
+  /// "kernels[2].grid[0]" or a file path; empty when ok or when no one field
+  /// is at fault. Plain data: callers may add context.
+  std::string field;
+  /// The rule that was broken, in words, with the values involved; empty
+  /// when ok.
+  std::string rule;
+
+  /// Prefixes the field with `context` ("kernels[2]" + "grid[0]" ->
+  /// "kernels[2].grid[0]"), so errors from nested data name the full path.
+  Status &inField(const std::string &context);
 
   /// Attaches NVRTC diagnostics (compile failures only).
   Status &withDiagnostics(CompileDiagnostics diagnostics) {
@@ -91,21 +103,17 @@ public:
   /// The NVRTC diagnostics, or null if this is not a compile failure.
   const CompileDiagnostics *diagnostics() const { return diagnostics_.get(); }
 
-  /// Prefixes the field with `context` ("kernels[2]" + "grid[0]" ->
-  /// "kernels[2].grid[0]"), so errors from nested data name the full path.
-  Status &inField(const std::string &context);
-
-  /// "field: rule" on the first line; for compile failures, further lines
-  /// with the arch, the options, the saved source path and the full log.
+  /// "field: rule" (just the rule when there is no field) on the first line;
+  /// for compile failures, further lines with the arch, the options, the
+  /// saved source path and the full log. "ok" when ok.
   std::string message() const;
 
 private:
   StatusCode code_ = StatusCode::Ok;
-  Error error_;
   std::shared_ptr<const CompileDiagnostics> diagnostics_;
 };
 
-/// A value or a failed Status (the runtime's Expected<T>).
+/// A value, or a failed Status.
 template <typename T> class Result {
 public:
   Result(T value) : value_(std::move(value)) {}
@@ -129,12 +137,19 @@ public:
 
   /// The failure; a default (ok) Status when a value is held.
   const Status &status() const { return status_; }
+  /// The failure, for code written against the model library's former
+  /// Expected<T> (which called it error()). Same as status(), but only
+  /// valid on a failed Result.
+  const Status &error() const {
+    assert(!ok() && "no error in a Result that holds a value");
+    return status_;
+  }
 
 private:
   std::optional<T> value_;
   Status status_;
 };
 
-} // namespace attnc::runtime
+} // namespace attnc
 
-#endif // ATTNC_RUNTIME_STATUS_H
+#endif // ATTNC_SUPPORT_STATUS_H

@@ -1,12 +1,14 @@
-//===- CApiInternal.h - C API handles, for attnc's C API libraries -*- C++ -*-===//
+//===- CApiInternal.h - C API handles (private) ----------------*- C++ -*-===//
 //
 // The definitions behind the opaque C handles and the helpers that turn a
 // Status into a C status with attnc_last_error(), shared by the runtime's C
-// API and the JIT compiler's (attnc-c/Compiler.h). Not for engines.
+// API and the JIT compiler's (attnc-c/Compiler.h). Private to those two
+// libraries (runtime/lib, on AttncJit's private include path); not for
+// engines.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTNC_RUNTIME_CAPIINTERNAL_H
-#define ATTNC_RUNTIME_CAPIINTERNAL_H
+#ifndef ATTNC_RUNTIME_LIB_CAPIINTERNAL_H
+#define ATTNC_RUNTIME_LIB_CAPIINTERNAL_H
 
 #include "attnc-c/Runtime.h"
 
@@ -83,4 +85,4 @@ template <typename Body> attnc_status_t guarded(Body &&body) {
 
 } // namespace attnc::runtime::capi
 
-#endif // ATTNC_RUNTIME_CAPIINTERNAL_H
+#endif // ATTNC_RUNTIME_LIB_CAPIINTERNAL_H

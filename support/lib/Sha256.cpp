@@ -1,12 +1,12 @@
 //===- Sha256.cpp - SHA-256 (FIPS 180-4) ----------------------------------===//
 
-#include "attnc/Runtime/Sha256.h"
+#include "attnc/Support/Sha256.h"
 
 #include <algorithm>
 #include <cassert>
 #include <cstring>
 
-namespace attnc::runtime {
+namespace attnc {
 
 namespace {
 
@@ -138,4 +138,4 @@ std::string Sha256::hex(const Digest &digest) {
   return out;
 }
 
-} // namespace attnc::runtime
+} // namespace attnc

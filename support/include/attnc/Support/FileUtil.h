@@ -1,26 +1,31 @@
 //===- FileUtil.h - Small file helpers --------------------------*- C++ -*-===//
 //
-// POSIX file handling for the cache and bundles (and the JIT's model
-// bundles), returning Status instead of
-// throwing (std::filesystem is used only through its error_code overloads).
+// POSIX file handling for the kernel cache, kernel bundles and the JIT's
+// model bundles, returning Status instead of throwing (std::filesystem is
+// used only through its error_code overloads).
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTNC_RUNTIME_FILEUTIL_H
-#define ATTNC_RUNTIME_FILEUTIL_H
+#ifndef ATTNC_SUPPORT_FILEUTIL_H
+#define ATTNC_SUPPORT_FILEUTIL_H
 
-#include "attnc/Runtime/Status.h"
+#include "attnc/Support/Status.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace attnc::runtime::file_util {
+namespace attnc::file_util {
 
 /// strerror(error) as a std::string.
 std::string errnoText(int error);
 
-/// The whole file. NotFound if it does not exist, IoError otherwise.
-Result<std::string> readFile(const std::string &path);
+/// The whole file, refusing one larger than `max_bytes`. Failures name the
+/// path: "cannot read file: <strerror>" (NotFound if it does not exist,
+/// IoError otherwise, a directory included), or "file is larger than N MiB"
+/// (IoError).
+Result<std::string> readFile(const std::string &path,
+                             std::size_t max_bytes = SIZE_MAX);
 
 /// Writes `data` to `path` atomically: to "<path>.tmp.<pid>.<tid>" first,
 /// then rename(2), so readers (in any process) see the old file or the whole
@@ -41,6 +46,6 @@ bool exists(const std::string &path);
 /// The calling thread's kernel thread id (for temp-file names).
 uint64_t threadId();
 
-} // namespace attnc::runtime::file_util
+} // namespace attnc::file_util
 
-#endif // ATTNC_RUNTIME_FILEUTIL_H
+#endif // ATTNC_SUPPORT_FILEUTIL_H

@@ -1,12 +1,13 @@
 //===- Sha256.h - SHA-256 (FIPS 180-4) --------------------------*- C++ -*-===//
 //
-// The kernel cache keys and checksums its entries with SHA-256. A small
-// self-contained implementation keeps the runtime free of OpenSSL; it is
-// tested against the FIPS 180-2 example vectors.
+// The kernel cache keys and checksums its entries with SHA-256, and bundles
+// checksum their cubins. A small self-contained implementation keeps attnc
+// free of OpenSSL; test/unittests/Support/Sha256Test.cpp checks it against
+// the FIPS 180-2 example vectors.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTNC_RUNTIME_SHA256_H
-#define ATTNC_RUNTIME_SHA256_H
+#ifndef ATTNC_SUPPORT_SHA256_H
+#define ATTNC_SUPPORT_SHA256_H
 
 #include <array>
 #include <cstddef>
@@ -14,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace attnc::runtime {
+namespace attnc {
 
 /// Incremental SHA-256. Not thread-safe; one object per digest.
 class Sha256 {
@@ -53,6 +54,6 @@ private:
   bool finished_ = false;
 };
 
-} // namespace attnc::runtime
+} // namespace attnc
 
-#endif // ATTNC_RUNTIME_SHA256_H
+#endif // ATTNC_SUPPORT_SHA256_H

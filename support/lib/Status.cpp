@@ -1,8 +1,8 @@
 //===- Status.cpp - Status codes and messages -----------------------------===//
 
-#include "attnc/Runtime/Status.h"
+#include "attnc/Support/Status.h"
 
-namespace attnc::runtime {
+namespace attnc {
 
 const char *statusCodeName(StatusCode code) {
   switch (code) {
@@ -31,19 +31,19 @@ const char *statusCodeName(StatusCode code) {
 Status &Status::inField(const std::string &context) {
   if (ok() || context.empty())
     return *this;
-  if (error_.field.empty())
-    error_.field = context;
-  else if (error_.field[0] == '[')
-    error_.field = context + error_.field;
+  if (field.empty())
+    field = context;
+  else if (field[0] == '[')
+    field = context + field;
   else
-    error_.field = context + "." + error_.field;
+    field = context + "." + field;
   return *this;
 }
 
 std::string Status::message() const {
   if (ok())
     return "ok";
-  std::string text = error_.message();
+  std::string text = field.empty() ? rule : field + ": " + rule;
   if (const CompileDiagnostics *d = diagnostics()) {
     text += "\n  arch: " + d->arch;
     text += "\n  options:";
@@ -60,4 +60,4 @@ std::string Status::message() const {
   return text;
 }
 
-} // namespace attnc::runtime
+} // namespace attnc

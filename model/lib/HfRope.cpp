@@ -1,0 +1,238 @@
+//===- HfRope.cpp - Hugging Face rotary embedding -------------------------===//
+//
+// Rotary dim (explicit, partial_rotary_factor, or MLA's qk_rope_head_dim),
+// theta and scaling, from rope_theta / rope_scaling (transformers v4) or
+// rope_parameters (v5, keyed by layer type for per-layer-type rope).
+//
+//===----------------------------------------------------------------------===//
+
+#include "HfImporter.h"
+
+namespace attnc::config_import {
+
+int64_t HfImporter::readRotaryDim(const Geometry &geometry,
+                                  const Node &rope_params) {
+  const int64_t qk_dim = geometry.shape.qk_head_dim;
+  int64_t dim = qk_dim;
+  std::string field;
+  std::string origin; // how dim was computed, for messages
+  if (geometry.mla) {
+    dim = geometry.rope_dim;
+    field = text_.at("qk_rope_head_dim");
+  } else if (std::optional<int64_t> explicit_dim =
+                 r_.optInt(text_, "rotary_dim", 0)) {
+    dim = *explicit_dim;
+    field = text_.at("rotary_dim");
+  } else {
+    if (r_.failed())
+      return 0;
+    const Node &owner = text_.has("partial_rotary_factor") ||
+                                !rope_params.has("partial_rotary_factor")
+                            ? text_
+                            : rope_params;
+    std::optional<double> factor = r_.optNumber(owner, "partial_rotary_factor");
+    if (r_.failed())
+      return 0;
+    if (factor) {
+      field = owner.at("partial_rotary_factor");
+      if (!(*factor > 0)) {
+        r_.fail(field, "must be > 0 (got " + formatNumber(*factor) + ")");
+        return 0;
+      }
+      // Checked before the cast: a huge factor would overflow int64.
+      if (*factor > 1) {
+        r_.fail(field, "rotary dim must be <= the qk head dim " +
+                           std::to_string(qk_dim) + " (got factor " +
+                           formatNumber(*factor) + ")");
+        return 0;
+      }
+      // int(head_dim * partial_rotary_factor), truncating as Hugging Face
+      // does (MiMo: int(192 * 0.334) = 64).
+      dim = static_cast<int64_t>(static_cast<double>(qk_dim) * *factor);
+      origin = " = int(" + std::to_string(qk_dim) + " * " +
+               formatNumber(*factor) + ")";
+    } else {
+      // Whole-head rotary: an odd head dim is what is wrong.
+      field = geometry.names.qk_head_dim;
+    }
+  }
+  std::string got = " (got " + std::to_string(dim) + origin + ")";
+  if (dim < 2)
+    r_.fail(field, "rotary dim must be >= 2" + got);
+  else if (dim % 2 != 0)
+    r_.fail(field, "rotary dim must be even" + got);
+  else if (dim > qk_dim)
+    r_.fail(field, "rotary dim must be <= the qk head dim " +
+                       std::to_string(qk_dim) + got);
+  return dim;
+}
+
+RopeConfig HfImporter::readRope(const std::string &kind_name,
+                                const Geometry &geometry, bool sliding) {
+  RopeConfig rope;
+  rope.style = rope_style_;
+  if (rope.style == RopeStyle::None)
+    return rope;
+
+  // transformers v5 moves theta and scaling into rope_parameters, which for
+  // models with per-layer-type rope (Gemma 3) is keyed by layer type.
+  Node params = r_.optObject(text_, "rope_parameters");
+  Node kind_params = params;
+  bool per_kind = false;
+  if (const json *sub = params.get(kind_name)) {
+    if (sub->is_object()) {
+      kind_params = Node{sub, params.at(kind_name)};
+      per_kind = true;
+    }
+  }
+  if (r_.failed())
+    return rope;
+
+  rope.rotary_dim = readRotaryDim(geometry, kind_params);
+  // MLA's rope part is the last qk_rope_head_dim dims of each head.
+  rope.rotary_offset = geometry.mla ? geometry.nope_dim : 0;
+  if (r_.failed())
+    return rope;
+
+  double default_theta = family_ ? family_->defaults.rope_theta : 10000.0;
+  // Sliding layers with their own rope base (Gemma 3's local layers, MiMo's
+  // SWA layers).
+  const SlidingRules rules = family_ ? family_->sliding : SlidingRules{};
+  const bool own_base = sliding && rules.theta_key;
+
+  Node scaling_source;
+  bool from_params = false;
+  Node theta_owner = text_;
+  std::string theta_key = "rope_theta";
+  if (per_kind) {
+    theta_owner = kind_params;
+    if (own_base)
+      default_theta = rules.default_theta;
+    scaling_source = kind_params;
+    from_params = true;
+  } else if (own_base && rules.unscaled_rope) {
+    // Gemma 3's local layers have their own base and no scaling: HF builds a
+    // separate rotary embedding for them from rope_local_base_freq.
+    theta_key = rules.theta_key;
+    default_theta = rules.default_theta;
+  } else {
+    if (own_base) {
+      // MiMo's SWA layers use swa_rope_theta; any rope_scaling is applied
+      // to both kinds.
+      theta_key = rules.theta_key;
+      default_theta = rules.default_theta;
+    } else if (!text_.has("rope_theta") && params.has("rope_theta")) {
+      theta_owner = params;
+    }
+    Node rope_scaling = r_.optObject(text_, "rope_scaling");
+    if (rope_scaling.value) {
+      scaling_source = rope_scaling;
+    } else {
+      scaling_source = params;
+      from_params = true;
+    }
+  }
+  rope.theta = r_.positive(theta_owner, theta_key, default_theta);
+  if (r_.failed())
+    return rope;
+  rope.scaling = readScaling(scaling_source, from_params);
+  return rope;
+}
+
+RopeScaling HfImporter::readScaling(const Node &source,
+                                    bool from_rope_parameters) {
+  RopeScaling scaling;
+  if (!source.value)
+    return scaling;
+  std::string type_key = source.has("rope_type") ? "rope_type" : "type";
+  std::optional<std::string> type = r_.optString(source, type_key);
+  if (r_.failed())
+    return scaling;
+  if (!type) {
+    // rope_parameters may hold only rope_theta; a rope_scaling object
+    // without a type is malformed.
+    if (!from_rope_parameters)
+      r_.fail(source.at("rope_type"), "required field is missing");
+    return scaling;
+  }
+  const std::string type_path = source.at(type_key);
+  if (*type == "default" || *type == "mrope") {
+    // mrope (Qwen2-VL, Qwen3.5 mrope_section) rotates different dim sections
+    // by the temporal/height/width position ids; for text tokens all three
+    // equal the token position, so it is ordinary rope.
+    return scaling;
+  }
+  if (*type == "linear")
+    scaling.kind = RopeScalingKind::Linear;
+  else if (*type == "llama3")
+    scaling.kind = RopeScalingKind::Llama3;
+  else if (*type == "yarn")
+    scaling.kind = RopeScalingKind::Yarn;
+  else if (*type == "dynamic")
+    scaling.kind = RopeScalingKind::DynamicNtk;
+  else {
+    r_.fail(type_path, "unsupported rope scaling type " + inQuotes(*type) +
+                           " (supported: default, linear, llama3, yarn, "
+                           "dynamic)");
+    return scaling;
+  }
+
+  if (!source.has("factor")) {
+    r_.fail(source.at("factor"),
+            "required field is missing (rope scaling " + *type + ")");
+    return scaling;
+  }
+  scaling.factor = r_.positive(source, "factor", 1.0);
+  std::optional<int64_t> original =
+      r_.optInt(source, "original_max_position_embeddings", 1, kMaxPositions);
+  if (r_.failed())
+    return scaling;
+
+  switch (scaling.kind) {
+  case RopeScalingKind::Llama3:
+    if (!original) {
+      r_.fail(source.at("original_max_position_embeddings"),
+              "required field is missing (rope scaling llama3)");
+      return scaling;
+    }
+    scaling.original_max_position = *original;
+    scaling.low_freq_factor = r_.positive(source, "low_freq_factor", 1.0);
+    scaling.high_freq_factor = r_.positive(source, "high_freq_factor", 4.0);
+    // Llama 3 interpolates between the two; equal values divide by zero.
+    if (!r_.failed() && !(scaling.high_freq_factor > scaling.low_freq_factor))
+      r_.fail(source.at("high_freq_factor"),
+              "must be > low_freq_factor (" +
+                  formatNumber(scaling.high_freq_factor) +
+                  " <= " + formatNumber(scaling.low_freq_factor) + ")");
+    return scaling;
+  case RopeScalingKind::Yarn:
+  case RopeScalingKind::DynamicNtk:
+    // Both default to the model's context length, as HF does.
+    scaling.original_max_position =
+        original.value_or(config_.max_position_embeddings);
+    if (scaling.original_max_position == 0) {
+      r_.fail(source.at("original_max_position_embeddings"),
+              "required field is missing (and max_position_embeddings is "
+              "absent)");
+      return scaling;
+    }
+    if (scaling.kind == RopeScalingKind::DynamicNtk)
+      return scaling;
+    scaling.beta_fast = r_.positive(source, "beta_fast", 32.0);
+    scaling.beta_slow = r_.positive(source, "beta_slow", 1.0);
+    scaling.mscale = r_.positive(source, "mscale", 1.0);
+    scaling.mscale_all_dim = r_.nonNegative(source, "mscale_all_dim", 0.0);
+    scaling.truncate = r_.optBool(source, "truncate").value_or(true);
+    // An explicit attention_factor overrides the mscale-derived one; the
+    // kernels do not model it, and ignoring it would change the numerics.
+    if (source.has("attention_factor"))
+      r_.fail(source.at("attention_factor"),
+              "not supported (the yarn attention factor is derived from "
+              "mscale / mscale_all_dim)");
+    return scaling;
+  default:
+    return scaling;
+  }
+}
+
+} // namespace attnc::config_import
