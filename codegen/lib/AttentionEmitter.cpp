@@ -272,7 +272,7 @@ FailureOr<EmittedKernel> emitReferenceAttention(func::FuncOp function,
   abi.grid = {GridDimRule::ceilDiv("num_tokens", 1, 1),
               GridDimRule::fixed(layer.numKvHeads), GridDimRule::fixed(1)};
   abi.dynamic_shared_memory_bytes = static_cast<uint32_t>(
-      warps * layer.groupSize * (2 + layer.vHeadDim) * sizeof(float));
+      referenceAttentionSharedBytes(warps, layer.groupSize, layer.vHeadDim));
   return EmittedKernel{layer.name, "attention", layerOf(function),
                        std::move(source), std::move(abi)};
 }

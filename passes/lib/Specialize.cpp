@@ -369,9 +369,7 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
   if (tensorCore && sharedBytes(tensorTile) <= arch.maxSharedBytes) {
     chosen = &tensorTile;
   } else {
-    // The CUDA-core form merges its warps' partial rows of the group's
-    // heads in shared memory: num_warps x group x (2 + v_head_dim) floats.
-    int64_t need = numWarps * group * (2 + vHeadDim) * 4;
+    int64_t need = referenceAttentionSharedBytes(numWarps, group, vHeadDim);
     if (need > arch.maxSharedBytes)
       return op.emitOpError()
              << "cannot be specialized: "

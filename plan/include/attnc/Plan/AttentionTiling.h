@@ -150,6 +150,15 @@ inline int64_t attentionSharedBytes(int64_t qkPadded, int64_t vPadded,
       .totalBytes;
 }
 
+/// The CUDA-core form's shared memory: its warps' partial rows of the
+/// group's query heads, merged at the end: num_warps x group x (max, sum and
+/// v_head_dim outputs) floats.
+inline int64_t referenceAttentionSharedBytes(int64_t numWarps,
+                                             int64_t groupSize,
+                                             int64_t vHeadDim) {
+  return numWarps * groupSize * (2 + vHeadDim) * 4;
+}
+
 /// Whether a row of `dim` elements of `elementBytes` each is a whole number
 /// of 16-byte chunks (copied by cp.async 16 bytes at a time; else element
 /// by element).
