@@ -37,62 +37,47 @@ template <class T, int N> struct WgmmaRS {
   ATTNC_WGMMA_D(i), ATTNC_WGMMA_D(i + 1), ATTNC_WGMMA_D(i + 2), ATTNC_WGMMA_D(i + 3), \
       ATTNC_WGMMA_D(i + 4), ATTNC_WGMMA_D(i + 5), ATTNC_WGMMA_D(i + 6), ATTNC_WGMMA_D(i + 7)
 
-template <> struct WgmmaSS<__nv_bfloat16, 64> {
-  static __device__ __forceinline__ void run(float (&d)[8][4], unsigned long long a, unsigned long long b, int accumulate) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-                 : ATTNC_WGMMA_D8(0)
-                 : "l"(a), "l"(b), "r"(accumulate));
-  }
-};
+// The three wrappers for one activation type T, whose PTX type name is PTX
+// ("bf16" or "f16"); the instruction text is the same for both but for it.
+#define ATTNC_WGMMA_WRAPPERS(T, PTX)                                                                \
+  template <> struct WgmmaSS<T, 64> {                                                             \
+    static __device__ __forceinline__ void run(float (&d)[8][4], unsigned long long a,              \
+                                               unsigned long long b, int accumulate) {             \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                     \
+                   "wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX "." PTX " "                    \
+                   "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21," \
+                   "%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"          \
+                   : ATTNC_WGMMA_D8(0)                                                            \
+                   : "l"(a), "l"(b), "r"(accumulate));                                            \
+    }                                                                                             \
+  };                                                                                              \
+  template <> struct WgmmaRS<T, 64> {                                                             \
+    static __device__ __forceinline__ void run(float (&d)[8][4], const unsigned (&a)[4],            \
+                                               unsigned long long b) {                            \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX "." PTX " "                  \
+                   "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21," \
+                   "%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, 1, 1, 1, 1;\n"   \
+                   : ATTNC_WGMMA_D8(0)                                                            \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                         \
+    }                                                                                             \
+  };                                                                                              \
+  template <> struct WgmmaRS<T, 128> {                                                            \
+    static __device__ __forceinline__ void run(float (&d)[16][4], const unsigned (&a)[4],           \
+                                               unsigned long long b) {                            \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32." PTX "." PTX " "                 \
+                   "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21," \
+                   "%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,"    \
+                   "%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,"    \
+                   "%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, 1, 1, 1, 1;\n"                         \
+                   : ATTNC_WGMMA_D8(0), ATTNC_WGMMA_D8(8)                                         \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                         \
+    }                                                                                             \
+  };
 
-template <> struct WgmmaRS<__nv_bfloat16, 64> {
-  static __device__ __forceinline__ void run(float (&d)[8][4], const unsigned (&a)[4], unsigned long long b) {
-    asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, 1, 1, 1, 1;\n"
-                 : ATTNC_WGMMA_D8(0)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-  }
-};
+ATTNC_WGMMA_WRAPPERS(__nv_bfloat16, "bf16")
+ATTNC_WGMMA_WRAPPERS(__half, "f16")
 
-template <> struct WgmmaRS<__nv_bfloat16, 128> {
-  static __device__ __forceinline__ void run(float (&d)[16][4], const unsigned (&a)[4], unsigned long long b) {
-    asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, 1, 1, 1, 1;\n"
-                 : ATTNC_WGMMA_D8(0), ATTNC_WGMMA_D8(8)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-  }
-};
-
-template <> struct WgmmaSS<__half, 64> {
-  static __device__ __forceinline__ void run(float (&d)[8][4], unsigned long long a, unsigned long long b, int accumulate) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-                 : ATTNC_WGMMA_D8(0)
-                 : "l"(a), "l"(b), "r"(accumulate));
-  }
-};
-
-template <> struct WgmmaRS<__half, 64> {
-  static __device__ __forceinline__ void run(float (&d)[8][4], const unsigned (&a)[4], unsigned long long b) {
-    asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, 1, 1, 1, 1;\n"
-                 : ATTNC_WGMMA_D8(0)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-  }
-};
-
-template <> struct WgmmaRS<__half, 128> {
-  static __device__ __forceinline__ void run(float (&d)[16][4], const unsigned (&a)[4], unsigned long long b) {
-    asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, 1, 1, 1, 1;\n"
-                 : ATTNC_WGMMA_D8(0), ATTNC_WGMMA_D8(8)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-  }
-};
-
+#undef ATTNC_WGMMA_WRAPPERS
 #undef ATTNC_WGMMA_D8
 #undef ATTNC_WGMMA_D
 
