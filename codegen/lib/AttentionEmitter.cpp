@@ -33,7 +33,7 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 /// What both attention kernel forms read from the op, its gate and its
-/// prepared emission dictionary.
+/// prepared emission attribute.
 struct AttentionLayer {
   std::string name;
   StringRef activation, cache;
@@ -43,15 +43,15 @@ struct AttentionLayer {
   bool sinks, fp8, gate, causal;
 
   AttentionLayer(func::FuncOp function, PagedAttentionOp op,
-                 OutputGateOp gateOp, DictionaryAttr emission)
+                 OutputGateOp gateOp, AttentionEmissionAttr emission)
       : name(function.getSymName().str()),
-        activation(emissionString(emission, "activation")),
-        cache(emissionString(emission, "cache")),
+        activation(emission.getActivation()),
+        cache(emission.getCache()),
         numQHeads(cast<RankedTensorType>(op.getQuery().getType()).getDimSize(1)),
         numKvHeads(cast<RankedTensorType>(op.getKCache().getType()).getDimSize(2)),
         qkHeadDim(cast<RankedTensorType>(op.getQuery().getType()).getDimSize(2)),
         vHeadDim(cast<RankedTensorType>(op.getVCache().getType()).getDimSize(3)),
-        groupSize(emissionInt(emission, "group_size")),
+        groupSize(emission.getGroupSize()),
         window(op.getSlidingWindow()),
         softcap(op.getLogitSoftcap().convertToDouble()),
         valueScale(op.getValueScale().convertToDouble()),
@@ -63,7 +63,7 @@ struct AttentionLayer {
 /// its configuration and features, dtypes and the schedule.
 void printAttentionHeader(llvm::raw_ostream &os, const AttentionLayer &layer,
                           func::FuncOp function, PagedAttentionOp op,
-                          DictionaryAttr emission) {
+                          AttentionEmissionAttr emission) {
   AttentionScheduleAttr schedule = op.getScheduleAttr();
   os << "// attnc generated kernel " << layer.name << " (attention) for layer "
      << layerOf(function) << "\n"
@@ -84,7 +84,7 @@ void printAttentionHeader(llvm::raw_ostream &os, const AttentionLayer &layer,
   if (layer.gate)
     os << " output_gate";
   os << "\n//   activation " << layer.activation << ", cache " << layer.cache
-     << " (block_size " << emissionInt(emission, "block_size") << ")\n"
+     << " (block_size " << emission.getBlockSize() << ")\n"
      << "// schedule: block_m=" << schedule.getBlockM()
      << " block_n=" << schedule.getBlockN()
      << " num_warps=" << schedule.getNumWarps()
@@ -211,7 +211,7 @@ void printMember(llvm::raw_ostream &os, StringRef type, StringRef name, const T 
 /// The Config members both forms read: element types, heads, dims, the
 /// score constants and the feature flags.
 void printLayerConfig(llvm::raw_ostream &os, const AttentionLayer &layer,
-                      PagedAttentionOp op, DictionaryAttr emission) {
+                      PagedAttentionOp op, AttentionEmissionAttr emission) {
   os << "  using act_t = " << cudaType(layer.activation) << ";\n"
      << "  using cache_t = " << cudaType(layer.cache) << ";\n";
   printMember(os, "int", "kNumQHeads", layer.numQHeads);
@@ -219,9 +219,9 @@ void printLayerConfig(llvm::raw_ostream &os, const AttentionLayer &layer,
   printMember(os, "int", "kGroupSize", layer.groupSize);
   printMember(os, "int", "kQkHeadDim", layer.qkHeadDim);
   printMember(os, "int", "kVHeadDim", layer.vHeadDim);
-  printMember(os, "int", "kBlockSize", emissionInt(emission, "block_size"));
+  printMember(os, "int", "kBlockSize", emission.getBlockSize());
   printMember(os, "float", "kScaleLog2",
-              floatLiteral(emissionFloat(emission, "scale_log2")),
+              floatLiteral(emission.getScaleLog2().value),
               "softmax_scale * log2(e): scores live in log2 units (exp2)");
   printMember(os, "float", "kSoftmaxScale",
               floatLiteral(op.getSoftmaxScale().convertToDouble()));
@@ -245,7 +245,7 @@ void printLayerConfig(llvm::raw_ostream &os, const AttentionLayer &layer,
 FailureOr<EmittedKernel> emitReferenceAttention(func::FuncOp function,
                                                 PagedAttentionOp op,
                                                 OutputGateOp gateOp,
-                                                DictionaryAttr emission) {
+                                                AttentionEmissionAttr emission) {
   AttentionScheduleAttr schedule = op.getScheduleAttr();
   AttentionLayer layer(function, op, gateOp, emission);
   int64_t warps = schedule.getNumWarps();
@@ -348,10 +348,11 @@ void printTileConfig(llvm::raw_ostream &os, const AttentionLayer &layer,
 FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
                                        PagedAttentionOp op, OutputGateOp gateOp) {
   AttentionScheduleAttr schedule = op.getScheduleAttr();
-  FailureOr<DictionaryAttr> prepared = preparedEmission(op, schedule);
+  FailureOr<AttentionEmissionAttr> prepared =
+      preparedEmission<AttentionEmissionAttr>(op, schedule);
   if (failed(prepared))
     return failure();
-  DictionaryAttr emission = *prepared;
+  AttentionEmissionAttr emission = *prepared;
   // attn-specialize chose the form; attn-prepare-emission checked that the
   // templates take the schedule.
   if (schedule.getForm() == AttentionForm::cuda_core)

@@ -1,9 +1,10 @@
 //===- CudaEmitter.cpp - attn kernel form to CUDA C++ ---------------------===//
 //
 // Prints prepared kernel functions (attn-prepare-emission has run) as CUDA
-// C++. Every number comes from the op, its schedule or its `attn.emission`
-// dictionary; sections of code exist only for stages the op has, so a model
-// without q/k norm gets a kernel with no norm code at all.
+// C++: a header comment, a Config and the entry point over the kernel
+// templates (runtime/device). Every number comes from the op, its schedule or
+// its `attn.emission` attribute; absent features are `if constexpr` false in
+// the templates, so a model without q/k norm gets a kernel with no norm code.
 //
 //===----------------------------------------------------------------------===//
 #include "EmitterSupport.h"

@@ -61,15 +61,6 @@ ElementType indexAbiType(Value value) {
              : ElementType::I32;
 }
 
-int64_t emissionInt(DictionaryAttr emission, StringRef name) {
-  return cast<IntegerAttr>(emission.get(name)).getInt();
-}
-double emissionFloat(DictionaryAttr emission, StringRef name) {
-  return cast<FloatAttr>(emission.get(name)).getValueAsDouble();
-}
-StringRef emissionString(DictionaryAttr emission, StringRef name) {
-  return cast<StringAttr>(emission.get(name)).getValue();
-}
 
 /// The shape of a tensor value for the ABI: static dims as constants, the
 /// dynamic ones as the given symbols, in order.
@@ -166,16 +157,6 @@ std::vector<KernelParam> abiParams(ArrayRef<EmittedParam> params) {
   return abi;
 }
 
-/// The kernel op's `attn.emission` dictionary; an error at the op when
-/// attn-prepare-emission (or attn-specialize, which sets the schedule) has
-/// not run on it.
-FailureOr<DictionaryAttr> preparedEmission(Operation *op, Attribute schedule) {
-  auto emission = op->getAttrOfType<DictionaryAttr>("attn.emission");
-  if (!emission || !schedule)
-    return op->emitOpError() << "is not prepared for emission (run "
-                                "attn-prepare-emission first)";
-  return emission;
-}
 
 /// The layer function a kernel function was outlined from.
 std::string layerOf(func::FuncOp kernel) {

@@ -28,9 +28,6 @@ runtime::ElementType abiType(mlir::StringRef name);
 /// i32 / i64 index tensors, as printed and as the ABI names them.
 std::string indexCudaType(mlir::Value value);
 runtime::ElementType indexAbiType(mlir::Value value);
-int64_t emissionInt(mlir::DictionaryAttr emission, mlir::StringRef name);
-double emissionFloat(mlir::DictionaryAttr emission, mlir::StringRef name);
-mlir::StringRef emissionString(mlir::DictionaryAttr emission, mlir::StringRef name);
 /// The shape of a tensor value for the ABI: static dims as constants, the
 /// dynamic ones as the given symbols, in order.
 std::vector<runtime::ShapeDim> abiShape(mlir::Value value,
@@ -72,11 +69,18 @@ void printFieldAssignments(llvm::raw_ostream &os, mlir::StringRef object,
                            mlir::StringRef indent = "  ");
 /// The ABI's parameter list.
 std::vector<runtime::KernelParam> abiParams(mlir::ArrayRef<EmittedParam> params);
-/// The kernel op's `attn.emission` dictionary; an error at the op when
-/// attn-prepare-emission (or attn-specialize, which sets the schedule) has
-/// not run on it.
-mlir::FailureOr<mlir::DictionaryAttr> preparedEmission(mlir::Operation *op,
-                                                       mlir::Attribute schedule);
+/// The kernel op's emission attribute (#attn.preprocess_emission or
+/// #attn.attention_emission); an error at the op when attn-prepare-emission
+/// (or attn-specialize, which sets the schedule) has not run on it.
+template <typename EmissionAttr>
+mlir::FailureOr<EmissionAttr> preparedEmission(mlir::Operation *op,
+                                               mlir::Attribute schedule) {
+  auto emission = op->getAttrOfType<EmissionAttr>(kEmissionAttr);
+  if (!emission || !schedule)
+    return op->emitOpError() << "is not prepared for emission (run "
+                                "attn-prepare-emission first)";
+  return emission;
+}
 /// The layer function a kernel function was outlined from.
 std::string layerOf(mlir::func::FuncOp kernel);
 

@@ -2,7 +2,7 @@
 //
 // Everything the CUDA printer needs that is not spelled out in the kernel
 // op is derived here, once, and recorded as the op's `attn.emission`
-// dictionary; everything the printer cannot print is a diagnostic here.
+// attribute (#attn.preprocess_emission, #attn.attention_emission); everything the printer cannot print is a diagnostic here.
 //
 //===----------------------------------------------------------------------===//
 #include "attnc/Codegen/CudaEmitter.h"
@@ -206,32 +206,27 @@ LogicalResult prepare(FusedPreprocessOp op) {
   const attnc::Segment *v = layout->find(attnc::SegmentKind::V);
   const attnc::Segment *gate = layout->find(attnc::SegmentKind::Gate);
 
-  SmallVector<NamedAttribute> entries = {
-      b.getNamedAttr("activation", b.getStringAttr(activationName(activation))),
-      b.getNamedAttr("cache", b.getStringAttr(cacheName(cacheElement))),
-      b.getNamedAttr("block_size", b.getI64IntegerAttr(blockSizeOf(op.getKCache()))),
-      b.getNamedAttr("fused_width", b.getI64IntegerAttr(layout->width)),
-      b.getNamedAttr("q_offset", b.getI64IntegerAttr(q->offset)),
-      b.getNamedAttr("q_head_stride", b.getI64IntegerAttr(q->head_stride)),
-      b.getNamedAttr("k_offset", b.getI64IntegerAttr(k->offset)),
-      b.getNamedAttr("v_offset", b.getI64IntegerAttr(v->offset)),
-  };
   // The gate is read from its own segment only when the kernel outputs it.
+  std::optional<int64_t> gateOffset, gateHeadStride;
   if (gate && op.getGate()) {
-    entries.push_back(b.getNamedAttr("gate_offset", b.getI64IntegerAttr(gate->offset)));
-    entries.push_back(
-        b.getNamedAttr("gate_head_stride", b.getI64IntegerAttr(gate->head_stride)));
+    gateOffset = gate->offset;
+    gateHeadStride = gate->head_stride;
   }
+  DenseF64ArrayAttr invFreqAttr;
+  double attentionFactor = 1.0;
   if (op.hasStage(PreprocessStage::rope)) {
     SmallVector<double> invFreq;
-    double attentionFactor = 1.0;
     computeRopeTable(*op.getRotaryDim(), op.getThetaAttr().getValueAsDouble(),
                      op.getScalingAttr(), invFreq, attentionFactor);
-    entries.push_back(b.getNamedAttr("inv_freq", b.getDenseF64ArrayAttr(invFreq)));
-    entries.push_back(b.getNamedAttr("rope_attention_factor",
-                                     b.getF64FloatAttr(attentionFactor)));
+    invFreqAttr = b.getDenseF64ArrayAttr(invFreq);
   }
-  op->setAttr("attn.emission", b.getDictionaryAttr(entries));
+  op->setAttr(attnc::kEmissionAttr,
+              PreprocessEmissionAttr::get(
+                  op.getContext(), activationName(activation),
+                  cacheName(cacheElement), blockSizeOf(op.getKCache()),
+                  layout->width, q->offset, q->head_stride, k->offset,
+                  v->offset, gateOffset, gateHeadStride, invFreqAttr,
+                  attentionFactor));
   return success();
 }
 
@@ -308,17 +303,14 @@ LogicalResult prepare(PagedAttentionOp op, OutputGateOp gate) {
   int64_t numQHeads = queryType.getDimSize(1);
   int64_t numKvHeads =
       cast<RankedTensorType>(op.getKCache().getType()).getDimSize(2);
-  SmallVector<NamedAttribute> entries = {
-      b.getNamedAttr("activation", b.getStringAttr(activationName(activation))),
-      b.getNamedAttr("cache", b.getStringAttr(cacheName(cacheElement))),
-      b.getNamedAttr("block_size", b.getI64IntegerAttr(blockSizeOf(op.getKCache()))),
-      b.getNamedAttr("group_size", b.getI64IntegerAttr(numQHeads / numKvHeads)),
-      // exp2 is one instruction; exp(x) = exp2(x * log2(e)).
-      b.getNamedAttr("scale_log2", b.getF64FloatAttr(op.getSoftmaxScale().convertToDouble() *
-                                                     M_LOG2E)),
-      b.getNamedAttr("gate", b.getBoolAttr(static_cast<bool>(gate))),
-  };
-  op->setAttr("attn.emission", b.getDictionaryAttr(entries));
+  // exp2 is one instruction; exp(x) = exp2(x * log2(e)).
+  op->setAttr(attnc::kEmissionAttr,
+              AttentionEmissionAttr::get(
+                  op.getContext(), activationName(activation),
+                  cacheName(cacheElement), blockSizeOf(op.getKCache()),
+                  numQHeads / numKvHeads,
+                  op.getSoftmaxScale().convertToDouble() * M_LOG2E,
+                  static_cast<bool>(gate)));
   return success();
 }
 

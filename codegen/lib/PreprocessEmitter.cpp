@@ -25,19 +25,19 @@ namespace {
 /// What the printer reads of one kernel, gathered once.
 struct PreprocessKernel {
   PreprocessKernel(func::FuncOp function, FusedPreprocessOp op,
-                   DictionaryAttr emission)
+                   PreprocessEmissionAttr emission)
       : function(function), op(op), schedule(op.getScheduleAttr()),
         emission(emission), name(function.getSymName().str()),
         qNorm(op.hasStage(PreprocessStage::q_norm)),
         kNorm(op.hasStage(PreprocessStage::k_norm)),
         rope(op.hasStage(PreprocessStage::rope)),
         gate(static_cast<bool>(op.getGate())),
-        fp8(emissionString(emission, "cache") == "fp8_e4m3") {}
+        fp8(emission.getCache() == "fp8_e4m3") {}
 
   func::FuncOp function;
   FusedPreprocessOp op;
   PreprocessScheduleAttr schedule;
-  DictionaryAttr emission;
+  PreprocessEmissionAttr emission;
   std::string name;
   bool qNorm, kNorm, rope, gate, fp8;
 };
@@ -45,7 +45,7 @@ struct PreprocessKernel {
 /// The configuration, features, layout and schedule, for the reader.
 void printHeaderComment(raw_ostream &os, const PreprocessKernel &k) {
   FusedPreprocessOp op = k.op;
-  DictionaryAttr emission = k.emission;
+  PreprocessEmissionAttr emission = k.emission;
   os << "// attnc generated kernel " << k.name << " (preprocess) for layer "
      << layerOf(k.function) << "\n"
      << "// configuration: num_q_heads=" << op.getNumQHeads()
@@ -69,17 +69,15 @@ void printHeaderComment(raw_ostream &os, const PreprocessKernel &k) {
        << " rotary_offset=" << *op.getRotaryOffset()
        << " theta=" << literal(op.getThetaAttr().getValueAsDouble())
        << " scaling=" << describeScaling(op.getScalingAttr()) << "\n";
-  os << "//   activation " << emissionString(emission, "activation")
-     << ", cache " << emissionString(emission, "cache") << " (block_size "
-     << emissionInt(emission, "block_size") << ")\n"
-     << "// layout: fused_width=" << emissionInt(emission, "fused_width")
-     << " q@" << emissionInt(emission, "q_offset") << " (head stride "
-     << emissionInt(emission, "q_head_stride") << ") k@"
-     << emissionInt(emission, "k_offset") << " v@"
-     << emissionInt(emission, "v_offset");
+  os << "//   activation " << emission.getActivation() << ", cache "
+     << emission.getCache() << " (block_size " << emission.getBlockSize()
+     << ")\n"
+     << "// layout: fused_width=" << emission.getFusedWidth() << " q@"
+     << emission.getQOffset() << " (head stride " << emission.getQHeadStride()
+     << ") k@" << emission.getKOffset() << " v@" << emission.getVOffset();
   if (k.gate)
-    os << " gate@" << emissionInt(emission, "gate_offset") << " (head stride "
-       << emissionInt(emission, "gate_head_stride") << ")";
+    os << " gate@" << *emission.getGateOffset() << " (head stride "
+       << *emission.getGateHeadStride() << ")";
   PreprocessScheduleAttr schedule = k.schedule;
   os << "\n// schedule: vector_width=" << schedule.getVectorWidth()
      << " threads_per_head=" << schedule.getThreadsPerHead()
@@ -100,7 +98,7 @@ void printMember(raw_ostream &os, StringRef type, StringRef name,
 
 /// The rope table, in constant memory (a Config member function reads it).
 void printInvFreqTable(raw_ostream &os, const PreprocessKernel &k) {
-  auto invFreq = cast<DenseF64ArrayAttr>(k.emission.get("inv_freq"));
+  DenseF64ArrayAttr invFreq = k.emission.getInvFreq();
   os << "// Inverse frequencies (scaling applied), computed in double.\n"
      << "__constant__ double rope_inv_freq[" << invFreq.size() << "] = {";
   for (auto [i, value] : llvm::enumerate(invFreq.asArrayRef()))
@@ -120,9 +118,9 @@ void printFeatureMembers(raw_ostream &os, const PreprocessKernel &k) {
   printMember(os, "bool", "fp8_cache", boolLiteral(k.fp8));
   if (k.gate) {
     printMember(os, "long long", "gate_offset",
-                emissionInt(k.emission, "gate_offset"));
+                *k.emission.getGateOffset());
     printMember(os, "long long", "gate_head_stride",
-                emissionInt(k.emission, "gate_head_stride"));
+                *k.emission.getGateHeadStride());
   }
   if (k.qNorm || k.kNorm) {
     printMember(os, "auto", "norm_style",
@@ -140,7 +138,7 @@ void printFeatureMembers(raw_ostream &os, const PreprocessKernel &k) {
     printMember(os, "int", "rotary_dim", *op.getRotaryDim());
     printMember(os, "int", "rotary_offset", *op.getRotaryOffset());
     printMember(os, "float", "rope_attention_factor",
-                floatLiteral(emissionFloat(k.emission, "rope_attention_factor")));
+                floatLiteral(k.emission.getRopeAttentionFactor().value));
     os << "  static __device__ __forceinline__ double inv_freq(int i) { return "
           "rope_inv_freq[i]; }\n";
   }
@@ -149,22 +147,22 @@ void printFeatureMembers(raw_ostream &os, const PreprocessKernel &k) {
 /// The Config the kernel template is instantiated with.
 void printConfig(raw_ostream &os, const PreprocessKernel &k) {
   FusedPreprocessOp op = k.op;
-  DictionaryAttr emission = k.emission;
+  PreprocessEmissionAttr emission = k.emission;
   PreprocessScheduleAttr schedule = k.schedule;
   os << "struct Config : attnc::preprocess::Defaults {\n"
-     << "  using act_t = " << cudaType(emissionString(emission, "activation"))
-     << ";\n"
-     << "  using cache_t = " << cudaType(emissionString(emission, "cache"))
-     << ";\n"
+     << "  using act_t = " << cudaType(emission.getActivation()) << ";\n"
+     << "  using cache_t = " << cudaType(emission.getCache()) << ";\n"
      << "  using slot_t = " << indexCudaType(op.getSlotMapping()) << ";\n"
      << "  // Heads, dims and the fused row's layout.\n";
   printMember(os, "int", "num_q_heads", op.getNumQHeads());
   printMember(os, "int", "num_kv_heads", op.getNumKvHeads());
   printMember(os, "int", "qk_head_dim", op.getQkHeadDim());
   printMember(os, "int", "v_head_dim", op.getVHeadDim());
-  for (StringRef field :
-       {"fused_width", "q_offset", "q_head_stride", "k_offset", "v_offset"})
-    printMember(os, "long long", field, emissionInt(emission, field));
+  printMember(os, "long long", "fused_width", emission.getFusedWidth());
+  printMember(os, "long long", "q_offset", emission.getQOffset());
+  printMember(os, "long long", "q_head_stride", emission.getQHeadStride());
+  printMember(os, "long long", "k_offset", emission.getKOffset());
+  printMember(os, "long long", "v_offset", emission.getVOffset());
   printFeatureMembers(os, k);
   os << "  // Schedule (attn-specialize).\n";
   printMember(os, "int", "vector_width", schedule.getVectorWidth());
@@ -181,8 +179,8 @@ void printConfig(raw_ostream &os, const PreprocessKernel &k) {
 /// The entry point's parameters, in ABI order: inputs, outputs, scalars.
 SmallVector<EmittedParam> kernelParams(const PreprocessKernel &k) {
   FusedPreprocessOp op = k.op;
-  ElementType activation = abiType(emissionString(k.emission, "activation"));
-  ElementType cache = abiType(emissionString(k.emission, "cache"));
+  ElementType activation = abiType(k.emission.getActivation());
+  ElementType cache = abiType(k.emission.getCache());
   SmallVector<EmittedParam> params = {
       inputParam("qkv", activation, abiShape(op.getQkv(), {"num_tokens"}),
                  "Config::act_t"),
@@ -235,10 +233,22 @@ void printEntryPoint(raw_ostream &os, const PreprocessKernel &k,
 FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
                                         FusedPreprocessOp op) {
   PreprocessScheduleAttr schedule = op.getScheduleAttr();
-  FailureOr<DictionaryAttr> prepared = preparedEmission(op, schedule);
+  FailureOr<PreprocessEmissionAttr> prepared =
+      preparedEmission<PreprocessEmissionAttr>(op, schedule);
   if (failed(prepared))
     return failure();
   PreprocessKernel kernel(function, op, *prepared);
+  // A hand-written emission attribute must still fit the op.
+  PreprocessEmissionAttr emission = *prepared;
+  if (kernel.gate != emission.getGateOffset().has_value() ||
+      kernel.gate != emission.getGateHeadStride().has_value())
+    return op.emitOpError()
+           << "attn.emission has gate_offset and gate_head_stride exactly "
+              "when the kernel outputs the gate";
+  if (kernel.rope != static_cast<bool>(emission.getInvFreq()) ||
+      (kernel.rope && emission.getInvFreq().size() != *op.getRotaryDim() / 2))
+    return op.emitOpError() << "attn.emission has inv_freq (rotary_dim / 2 "
+                               "values) exactly when the kernel has rope";
   SmallVector<EmittedParam> params = kernelParams(kernel);
 
   std::string source;

@@ -50,6 +50,16 @@ FailureOr<bool> parseBoolParameter(AsmParser &parser) {
          << keyword << "'";
 }
 
+FailureOr<DenseF64ArrayAttr> parseF64ArrayParameter(AsmParser &parser) {
+  llvm::SMLoc loc = parser.getCurrentLocation();
+  Attribute attr;
+  if (parser.parseAttribute(attr))
+    return failure();
+  if (auto array = dyn_cast<DenseF64ArrayAttr>(attr))
+    return array;
+  return parser.emitError(loc, "expected array<f64: ...>, got ") << attr;
+}
+
 } // namespace attnc::attn
 
 LogicalResult

@@ -5,7 +5,7 @@
 // gate 18..30), and the rope table (theta 100, rotary_dim 2: one frequency,
 // 100^0 = 1).
 // CHECK-LABEL: func.func @ok__preprocess
-// CHECK: attn.emission = {activation = "bf16", block_size = 16 : i64, cache = "bf16", fused_width = 30 : i64, gate_head_stride = 3 : i64, gate_offset = 18 : i64, inv_freq = array<f64: 1.000000e+00>, k_offset = 8 : i64, q_head_stride = 2 : i64, q_offset = 0 : i64, rope_attention_factor = 1.000000e+00 : f64, v_offset = 12 : i64}
+// CHECK: attn.emission = #attn.preprocess_emission<activation = "bf16", cache = "bf16", block_size = 16, fused_width = 30, q_offset = 0, q_head_stride = 2, k_offset = 8, v_offset = 12, gate_offset = 18, gate_head_stride = 3, inv_freq = array<f64: 1.000000e+00>>
 func.func @ok__preprocess(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>, %pos: tensor<?xi64>) -> (tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>, tensor<?x4x3xbf16>) attributes {attn.kernel = "preprocess", attn.layer = "ok"} {
   %q, %kc2, %vc2, %g = attn.fused_preprocess %qkv, %slots into %kc, %vc positions %pos {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3, gate_layout = #attn.gate_layout<qkvg>, stages = [#attn.stage<rope>], rope_style = #attn.rope_style<neox>, rotary_dim = 2, rotary_offset = 0, theta = 100.0 : f64, schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8, min_blocks_per_sm = 4>} : tensor<?x30xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16> positions tensor<?xi64> -> tensor<?x4x2xbf16>, tensor<?x4x3xbf16>
   return %q, %kc2, %vc2, %g : tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>, tensor<?x4x3xbf16>
@@ -16,7 +16,7 @@ func.func @ok__preprocess(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: t
 // Attention: the GQA group and the softmax scale in log2 units
 // (0.5 * log2(e) = 0.72134752044448169).
 // CHECK-LABEL: func.func @ok__attention
-// CHECK: attn.emission = {activation = "fp16", block_size = 16 : i64, cache = "fp16", gate = false, group_size = 2 : i64, scale_log2 = 0.72134752044448169 : f64}
+// CHECK: attn.emission = #attn.attention_emission<activation = "fp16", cache = "fp16", block_size = 16, group_size = 2, scale_log2 = 0.72134752044448169>
 func.func @ok__attention(%q: tensor<?x4x2xf16>, %kc: tensor<?x16x2x2xf16>, %vc: tensor<?x16x2x3xf16>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>) -> tensor<?x4x3xf16> attributes {attn.kernel = "attention", attn.layer = "ok"} {
   %o = attn.paged_attention %q, %kc, %vc, %tables, %lens, %starts {softmax_scale = 0.5 : f64, schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 16, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>} : tensor<?x4x2xf16>, tensor<?x16x2x2xf16>, tensor<?x16x2x3xf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x4x3xf16>
   return %o : tensor<?x4x3xf16>

@@ -712,3 +712,25 @@ func.func @preprocess_schedule_defaults(%qkv: tensor<?x18xbf16>, %slots: tensor<
       -> tensor<?x4x2xbf16>
   return %q : tensor<?x4x2xbf16>
 }
+
+// The emission attributes round-trip; the inverse frequencies keep every
+// digit (the stripped `[...]` form of an f64 array would round them to 7),
+// absent optional and default-valued parameters stay unprinted.
+// CHECK-LABEL: func.func @emission_attributes
+// CHECK-SAME: attn = #attn.attention_emission<activation = "bf16", cache = "bf16", block_size = 16, group_size = 8, scale_log2 = 0.10411755210843938, gate = true>
+// CHECK-SAME: pre = #attn.preprocess_emission<activation = "bf16", cache = "fp8_e4m3", block_size = 64, fused_width = 30, q_offset = 0, q_head_stride = 2, k_offset = 8, v_offset = 12, inv_freq = array<f64: 1.000000e+00, 0.61752875812632335>, rope_attention_factor = 1.200000e+00>
+// CHECK-SAME: pre_gate = #attn.preprocess_emission<activation = "fp16", cache = "fp16", block_size = 16, fused_width = 30, q_offset = 0, q_head_stride = 5, k_offset = 20, v_offset = 24, gate_offset = 2, gate_head_stride = 5>
+func.func @emission_attributes() attributes {
+    pre = #attn.preprocess_emission<activation = "bf16", cache = "fp8_e4m3",
+        block_size = 64, fused_width = 30, q_offset = 0, q_head_stride = 2,
+        k_offset = 8, v_offset = 12, inv_freq = array<f64: 1.0, 0.61752875812632335>,
+        rope_attention_factor = 1.2>,
+    pre_gate = #attn.preprocess_emission<activation = "fp16", cache = "fp16",
+        block_size = 16, fused_width = 30, q_offset = 0, q_head_stride = 5,
+        k_offset = 20, v_offset = 24, gate_offset = 2, gate_head_stride = 5,
+        rope_attention_factor = 1.0>,
+    attn = #attn.attention_emission<activation = "bf16", cache = "bf16",
+        block_size = 16, group_size = 8, scale_log2 = 0.10411755210843938,
+        gate = true>} {
+  return
+}

@@ -27,6 +27,10 @@ namespace attnc {
 #define GEN_PASS_REGISTRATION
 #include "attnc/Codegen/Passes.h.inc"
 
+/// The attribute attn-prepare-emission sets on each kernel op and the
+/// printer reads: #attn.preprocess_emission or #attn.attention_emission.
+inline constexpr llvm::StringLiteral kEmissionAttr = "attn.emission";
+
 /// One generated kernel.
 struct EmittedKernel {
   std::string name;   ///< the kernel function's symbol, also the entry point

@@ -45,6 +45,10 @@ void printF64Parameter(mlir::AsmPrinter &printer, double value);
 std::string formatDouble(double value);
 /// Parses `true` or `false`.
 mlir::FailureOr<bool> parseBoolParameter(mlir::AsmParser &parser);
+/// Parses an `array<f64: ...>` parameter (printed whole, by printAttribute,
+/// whose values read back exactly; the stripped `[...]` form rounds them).
+mlir::FailureOr<mlir::DenseF64ArrayAttr>
+parseF64ArrayParameter(mlir::AsmParser &parser);
 } // namespace attnc::attn
 
 #define GET_ATTRDEF_CLASSES

@@ -15,6 +15,13 @@ class Attn_F64Parameter<string desc, string default>
 }
 
 /// A bool parameter spelled `true` / `false`.
+/// An optional array of doubles, printed as `array<f64: ...>` (exactly).
+class Attn_F64ArrayParameter<string desc>
+    : OptionalParameter<"::mlir::DenseF64ArrayAttr", desc> {
+  let parser = [{ ::attnc::attn::parseF64ArrayParameter($_parser) }];
+  let printer = [{ $_printer.printAttribute($_self) }];
+}
+
 class Attn_BoolParameter<string desc, string default>
     : AttrParameter<"bool", desc> {
   let parser = [{ ::attnc::attn::parseBoolParameter($_parser) }];
@@ -159,6 +166,69 @@ def Attn_AttentionScheduleAttr : AttrDef<Attn_Dialect, "AttentionSchedule"> {
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+}
+
+def Attn_PreprocessEmissionAttr : AttrDef<Attn_Dialect, "PreprocessEmission"> {
+  let mnemonic = "preprocess_emission";
+  let summary = "what the preprocess printer needs beyond the op (attn-prepare-emission)";
+  let description = [{
+    Set on `attn.fused_preprocess` by attn-prepare-emission, read by the CUDA
+    printer only: element types as the runtime ABI spells them, the cache's
+    block size, the fused row's layout from the layout library (width, q, k,
+    v and, when the kernel outputs the gate, gate offsets and head strides),
+    and with rope the inverse frequencies (scaling applied, in double) and
+    yarn's attention factor.
+
+    Example:
+    ```mlir
+    #attn.preprocess_emission<activation = "bf16", cache = "bf16",
+        block_size = 16, fused_width = 30, q_offset = 0, q_head_stride = 2,
+        k_offset = 8, v_offset = 12, gate_offset = 18, gate_head_stride = 3,
+        inv_freq = array<f64: 1.0>>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"activation element type (bf16, fp16)">:$activation,
+    StringRefParameter<"cache element type (bf16, fp16, fp8_e4m3)">:$cache,
+    "int64_t":$block_size,
+    "int64_t":$fused_width,
+    "int64_t":$q_offset,
+    "int64_t":$q_head_stride,
+    "int64_t":$k_offset,
+    "int64_t":$v_offset,
+    OptionalParameter<"std::optional<int64_t>", "gate segment offset">:$gate_offset,
+    OptionalParameter<"std::optional<int64_t>", "gate head stride">:$gate_head_stride,
+    Attn_F64ArrayParameter<"rope inverse frequencies, rotary_dim / 2 of them">:$inv_freq,
+    Attn_F64Parameter<"factor on cos and sin (yarn)", "1.0">:$rope_attention_factor
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Attn_AttentionEmissionAttr : AttrDef<Attn_Dialect, "AttentionEmission"> {
+  let mnemonic = "attention_emission";
+  let summary = "what the attention printer needs beyond the op (attn-prepare-emission)";
+  let description = [{
+    Set on `attn.paged_attention` by attn-prepare-emission, read by the CUDA
+    printer only: element types as the runtime ABI spells them, the cache's
+    block size, the GQA group (query heads per KV head), the softmax scale
+    in log2 units (scores are exponentiated with exp2) and whether the
+    output gate is the kernel's epilogue.
+
+    Example:
+    ```mlir
+    #attn.attention_emission<activation = "fp16", cache = "fp16",
+        block_size = 16, group_size = 2, scale_log2 = 0.72134752044448169>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"activation element type (bf16, fp16)">:$activation,
+    StringRefParameter<"cache element type (bf16, fp16, fp8_e4m3)">:$cache,
+    "int64_t":$block_size,
+    "int64_t":$group_size,
+    Attn_F64Parameter<"softmax_scale * log2(e)", "1.0">:$scale_log2,
+    Attn_BoolParameter<"the output gate is the epilogue", "false">:$gate
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
 }
 
 #endif // ATTNC_DIALECT_ATTN_ATTRS_TD
