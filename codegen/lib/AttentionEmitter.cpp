@@ -9,7 +9,6 @@
 #include "attnc/Plan/AttentionTiling.h"
 #include "attnc/Plan/SplitKv.h"
 
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -21,7 +20,6 @@ using namespace attnc::attn;
 using attnc::runtime::ElementType;
 using attnc::runtime::GridDimRule;
 using attnc::runtime::KernelAbi;
-using attnc::runtime::KernelParam;
 using attnc::runtime::ParamKind;
 using attnc::runtime::ShapeDim;
 
@@ -99,103 +97,64 @@ void printAttentionHeader(llvm::raw_ostream &os, const AttentionLayer &layer,
      << "\n";
 }
 
-/// One parameter of an attention kernel: its ABI entry, its CUDA type, and
-/// whether this layer has it. Both forms' entry points, their ABI and the
-/// call into the template are printed from one list of these, in the
-/// template's order; an absent parameter is passed as nullptr.
-struct AttentionParam {
-  KernelParam abi;
-  std::string cudaType; ///< the pointee for pointers
-  bool isConst;
-  bool present;
-};
-
 /// The parameters of paged_attention<Config> (tensorCore) or
-/// reference_attention<Config>.
-std::vector<AttentionParam> attentionParams(PagedAttentionOp op, OutputGateOp gateOp,
-                                            const AttentionLayer &layer,
-                                            bool tensorCore,
-                                            int64_t workspaceFloats) {
+/// reference_attention<Config>, in the template's order: both forms' entry
+/// points, their ABI and the call into the template are printed from this
+/// one list; the parameters this layer does not have are absent.
+std::vector<EmittedParam> attentionParams(PagedAttentionOp op, OutputGateOp gateOp,
+                                          const AttentionLayer &layer,
+                                          bool tensorCore,
+                                          int64_t workspaceFloats) {
   ElementType activation = abiType(layer.activation);
   ElementType cache = abiType(layer.cache);
   std::string act = cudaType(layer.activation), cacheType = cudaType(layer.cache);
-  auto pointer = [](KernelParam abi, std::string type, bool isConst,
-                    bool present = true) {
-    return AttentionParam{std::move(abi), std::move(type), isConst, present};
-  };
-  auto scalar = [](StringRef name, bool present = true) {
-    return AttentionParam{scalarParam(name, ParamKind::I32), "int", false, present};
-  };
-  std::vector<AttentionParam> params = {
-      pointer(pointerParam("query", activation, abiShape(op.getQuery(), {"num_tokens"})),
-              act, true),
-      pointer(pointerParam("k_cache", cache, abiShape(op.getKCache(), {"num_blocks"})),
-              cacheType, true),
-      pointer(pointerParam("v_cache", cache, abiShape(op.getVCache(), {"num_blocks"})),
-              cacheType, true),
-      pointer(pointerParam("block_tables", ElementType::I32,
-                           abiShape(op.getBlockTables(), {"num_seqs", "max_blocks_per_seq"})),
-              "int", true),
-      pointer(pointerParam("seq_lens", ElementType::I32,
-                           abiShape(op.getSeqLens(), {"num_seqs"})),
-              "int", true),
-      pointer(pointerParam("query_start_loc", ElementType::I32,
-                           abiShape(op.getQueryStartLoc(), {"num_seqs_plus_one"})),
-              "int", true),
-      pointer(pointerParam("sinks", ElementType::F32,
+  std::vector<EmittedParam> params = {
+      inputParam("query", activation, abiShape(op.getQuery(), {"num_tokens"}), act),
+      inputParam("k_cache", cache, abiShape(op.getKCache(), {"num_blocks"}),
+                 cacheType),
+      inputParam("v_cache", cache, abiShape(op.getVCache(), {"num_blocks"}),
+                 cacheType),
+      inputParam("block_tables", ElementType::I32,
+                 abiShape(op.getBlockTables(), {"num_seqs", "max_blocks_per_seq"}),
+                 "int"),
+      inputParam("seq_lens", ElementType::I32,
+                 abiShape(op.getSeqLens(), {"num_seqs"}), "int"),
+      inputParam("query_start_loc", ElementType::I32,
+                 abiShape(op.getQueryStartLoc(), {"num_seqs_plus_one"}), "int"),
+      presentIf(layer.sinks,
+                inputParam("sinks", ElementType::F32,
                            layer.sinks ? abiShape(op.getSinks(), {})
-                                       : std::vector<ShapeDim>{}),
-              "float", true, layer.sinks),
-      pointer(pointerParam("k_scale", ElementType::F32, {}), "float", true, layer.fp8),
-      pointer(pointerParam("v_scale", ElementType::F32, {}), "float", true, layer.fp8),
-      pointer(pointerParam("gate", activation,
+                                       : std::vector<ShapeDim>{},
+                           "float")),
+      presentIf(layer.fp8, inputParam("k_scale", ElementType::F32, {}, "float")),
+      presentIf(layer.fp8, inputParam("v_scale", ElementType::F32, {}, "float")),
+      presentIf(layer.gate,
+                inputParam("gate", activation,
                            layer.gate ? abiShape(gateOp.getGate(), {"num_tokens"})
-                                      : std::vector<ShapeDim>{}),
-              act, true, layer.gate),
-      pointer(pointerParam("output", activation, abiShape(op.getOutput(), {"num_tokens"})),
-              act, false)};
+                                      : std::vector<ShapeDim>{},
+                           act)),
+      outputParam("output", activation, abiShape(op.getOutput(), {"num_tokens"}),
+                  act)};
   if (tensorCore)
-    params.push_back(pointer(pointerParam("workspace", ElementType::F32,
-                                          {ShapeDim::constant(workspaceFloats)}),
-                             "float", false));
-  params.push_back(scalar("num_tokens"));
-  params.push_back(scalar("num_seqs"));
-  params.push_back(scalar("max_blocks_per_seq"));
+    params.push_back(outputParam("workspace", ElementType::F32,
+                                 {ShapeDim::constant(workspaceFloats)}, "float"));
+  for (StringRef name : {"num_tokens", "num_seqs", "max_blocks_per_seq"})
+    params.push_back(scalarArg(name, ParamKind::I32));
   if (tensorCore)
-    params.push_back(scalar("num_kv_splits"));
+    params.push_back(scalarArg("num_kv_splits", ParamKind::I32));
   return params;
-}
-
-/// The ABI's parameters: the present ones, in order.
-std::vector<KernelParam> abiParams(ArrayRef<AttentionParam> params) {
-  std::vector<KernelParam> abi;
-  for (const AttentionParam &p : params)
-    if (p.present)
-      abi.push_back(p.abi);
-  return abi;
 }
 
 /// The extern "C" entry point: the present parameters, forwarded to
 /// `callee` (the template instantiated for the Config) with nullptr for the
 /// absent ones.
 void printEntryPoint(llvm::raw_ostream &os, StringRef name, StringRef callee,
-                     ArrayRef<AttentionParam> params) {
-  SmallVector<std::string> declared, forwarded;
-  for (const AttentionParam &p : params) {
-    if (!p.present) {
-      forwarded.push_back("nullptr");
-      continue;
-    }
-    forwarded.push_back(p.abi.name);
-    if (p.abi.kind == ParamKind::Pointer)
-      declared.push_back((p.isConst ? "const " : "") + p.cudaType +
-                         " *__restrict__ " + p.abi.name);
-    else
-      declared.push_back(p.cudaType + " " + p.abi.name);
-  }
-  os << "extern \"C\" __global__ void __launch_bounds__(Config::kWarps * 32)\n"
-     << name << "(" << llvm::join(declared, ",\n    ") << ") {\n"
-     << "  " << callee << "(\n      " << llvm::join(forwarded, ", ") << ");\n}\n";
+                     ArrayRef<EmittedParam> params) {
+  os << "extern \"C\" __global__ void __launch_bounds__(Config::kWarps * 32)\n";
+  printSignature(os, name, params);
+  os << " {\n  " << callee << "(\n      ";
+  printForwardedArguments(os, params);
+  os << ");\n}\n";
 }
 
 /// One `static constexpr` member of the Config.
@@ -261,7 +220,7 @@ FailureOr<EmittedKernel> emitReferenceAttention(func::FuncOp function,
   printLayerConfig(os, layer, op, emission);
   printMember(os, "int", "kWarps", warps);
   os << "};\n} // namespace\n\n";
-  std::vector<AttentionParam> params =
+  std::vector<EmittedParam> params =
       attentionParams(op, gateOp, layer, /*tensorCore=*/false, 0);
   printEntryPoint(os, layer.name, "attnc::reference_attention<Config>", params);
 
@@ -382,7 +341,7 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   printLayerConfig(os, layer, op, emission);
   printTileConfig(os, layer, schedule, limits.capacityCtas(), map, wgmma);
   os << "};\n} // namespace\n\n";
-  std::vector<AttentionParam> params = attentionParams(
+  std::vector<EmittedParam> params = attentionParams(
       op, gateOp, layer, /*tensorCore=*/true,
       attnc::plan::attentionWorkspaceFloats(limits, blockM, vPadded));
   printEntryPoint(os, layer.name, "attnc::paged_attention<Config>", params);

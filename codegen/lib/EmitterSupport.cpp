@@ -1,6 +1,8 @@
 //===- EmitterSupport.cpp - Shared pieces of the CUDA printers ------------===//
 #include "EmitterSupport.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <cstdio>
 
 using namespace mlir;
@@ -126,6 +128,11 @@ EmittedParam scalarArg(StringRef name, ParamKind kind) {
   return EmittedParam{scalarParam(name, kind), type, /*writes=*/false};
 }
 
+EmittedParam presentIf(bool present, EmittedParam param) {
+  param.present = present;
+  return param;
+}
+
 std::string cudaDeclaration(const EmittedParam &param) {
   if (param.abi.kind != ParamKind::Pointer)
     return param.cudaType + " " + param.abi.name;
@@ -133,11 +140,18 @@ std::string cudaDeclaration(const EmittedParam &param) {
          param.abi.name;
 }
 
+/// The parameter's name where the kernel has it, else nullptr.
+static StringRef forwardedName(const EmittedParam &param) {
+  return param.present ? StringRef(param.abi.name) : StringRef("nullptr");
+}
+
 void printSignature(llvm::raw_ostream &os, StringRef name,
                     ArrayRef<EmittedParam> params) {
   os << name << "(";
   llvm::interleave(
-      params, os, [&](const EmittedParam &param) { os << cudaDeclaration(param); },
+      llvm::make_filter_range(
+          params, [](const EmittedParam &param) { return param.present; }),
+      os, [&](const EmittedParam &param) { os << cudaDeclaration(param); },
       ",\n    ");
   os << ")";
 }
@@ -145,15 +159,23 @@ void printSignature(llvm::raw_ostream &os, StringRef name,
 void printFieldAssignments(llvm::raw_ostream &os, StringRef object,
                            ArrayRef<EmittedParam> params, StringRef indent) {
   for (const EmittedParam &param : params)
-    os << indent << object << "." << param.abi.name << " = " << param.abi.name
-       << ";\n";
+    os << indent << object << "." << param.abi.name << " = "
+       << forwardedName(param) << ";\n";
+}
+
+void printForwardedArguments(llvm::raw_ostream &os,
+                             ArrayRef<EmittedParam> params) {
+  llvm::interleave(
+      params, os,
+      [&](const EmittedParam &param) { os << forwardedName(param); }, ", ");
 }
 
 std::vector<KernelParam> abiParams(ArrayRef<EmittedParam> params) {
   std::vector<KernelParam> abi;
   abi.reserve(params.size());
   for (const EmittedParam &param : params)
-    abi.push_back(param.abi);
+    if (param.present)
+      abi.push_back(param.abi);
   return abi;
 }
 

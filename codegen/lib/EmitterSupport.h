@@ -39,7 +39,8 @@ std::string describeScaling(attn::RopeScalingAttr scaling);
 
 /// One parameter of a generated kernel's entry point: what the ABI records
 /// and how the CUDA signature spells it. A kernel's list of these is the one
-/// source of both (abiParams, printSignature).
+/// source of both (abiParams, printSignature) and of what the entry point
+/// passes on to its template (printFieldAssignments, printForwardedArguments).
 struct EmittedParam {
   runtime::KernelParam abi;
   /// Pointers: the element type behind the pointer ("Config::act_t");
@@ -47,6 +48,10 @@ struct EmittedParam {
   std::string cudaType;
   /// Pointers only: the kernel writes through it (printed without const).
   bool writes = false;
+  /// Whether this kernel has it. A template parameter the layer does not use
+  /// stays in the list, so the template's order is kept, but is left out of
+  /// the signature and the ABI and passed on as nullptr.
+  bool present = true;
 };
 /// A pointer the kernel only reads, one it writes through, a scalar (its
 /// CUDA type follows from the kind).
@@ -57,17 +62,25 @@ EmittedParam outputParam(mlir::StringRef name, runtime::ElementType dtype,
                          std::vector<runtime::ShapeDim> shape,
                          mlir::StringRef cudaType);
 EmittedParam scalarArg(mlir::StringRef name, runtime::ParamKind kind);
+/// `param`, marked absent unless `present`.
+EmittedParam presentIf(bool present, EmittedParam param);
 /// `const T *__restrict__ name`, `T *__restrict__ name` or `T name`.
 std::string cudaDeclaration(const EmittedParam &param);
 /// The entry point's name and parameter list, `name(decl, decl, ...)` with
-/// one declaration a line, in the list's order (the ABI's).
+/// one declaration a line, in the list's order (the ABI's); absent
+/// parameters are left out.
 void printSignature(llvm::raw_ostream &os, mlir::StringRef name,
                     mlir::ArrayRef<EmittedParam> params);
-/// `<object>.<name> = <name>;` per parameter, one a line after `indent`.
+/// `<object>.<name> = <name>;` per parameter, one a line after `indent`
+/// (`= nullptr` for an absent one).
 void printFieldAssignments(llvm::raw_ostream &os, mlir::StringRef object,
                            mlir::ArrayRef<EmittedParam> params,
                            mlir::StringRef indent = "  ");
-/// The ABI's parameter list.
+/// The entry point's parameters as a call's arguments, `name, name, ...` in
+/// the list's order, `nullptr` for an absent one.
+void printForwardedArguments(llvm::raw_ostream &os,
+                             mlir::ArrayRef<EmittedParam> params);
+/// The ABI's parameter list: the present parameters, in order.
 std::vector<runtime::KernelParam> abiParams(mlir::ArrayRef<EmittedParam> params);
 /// The kernel op's emission attribute (#attn.preprocess_emission or
 /// #attn.attention_emission); an error at the op when attn-prepare-emission
