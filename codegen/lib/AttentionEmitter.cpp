@@ -17,6 +17,7 @@
 
 using namespace mlir;
 using namespace attnc::attn;
+using namespace attnc::plan;
 using attnc::runtime::ElementType;
 using attnc::runtime::GridDimRule;
 using attnc::runtime::KernelAbi;

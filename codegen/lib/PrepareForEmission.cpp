@@ -23,6 +23,7 @@ namespace attnc {
 
 using namespace mlir;
 using namespace attnc::attn;
+using namespace attnc::plan;
 
 namespace {
 

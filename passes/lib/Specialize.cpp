@@ -126,6 +126,7 @@ namespace attnc {
 
 using namespace mlir;
 using namespace attnc::attn;
+using namespace attnc::plan;
 
 namespace {
 
@@ -343,7 +344,7 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
   int64_t vPadded = llvm::alignTo(vHeadDim, kMmaStep);
   bool fp8Cache = byteSize(kCache.getElementType()) == 1;
   int64_t targetCtas = kCtasPerSm * target.numSms;
-  int64_t maxSplits = attnc::plan::maxKvSplitsFor(targetCtas);
+  int64_t maxSplits = maxKvSplitsFor(targetCtas);
   auto sharedBytes = [&](const Tile &t, bool wgmma = false) {
     return attentionSharedBytes(qkPadded, vPadded, t.blockM, t.blockN,
                                 t.stages, maxSplits, fp8Cache, wgmma);

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-namespace attnc::attn {
+namespace attnc::plan {
 namespace {
 
 // block_m 128, block_n 64, 2 stages, 64 splits: the tensor-core tiling.
@@ -64,4 +64,4 @@ TEST(AttentionTiling, RowsInWholeChunks) {
 }
 
 } // namespace
-} // namespace attnc::attn
+} // namespace attnc::plan

@@ -29,7 +29,7 @@
 #include <algorithm>
 #include <cstdint>
 
-namespace attnc::attn {
+namespace attnc::plan {
 
 /// Whether the tensor-core form takes a layer: 16-bit activations, a cache
 /// of the same type or fp8, and a V head whose fp32 accumulator fits a
@@ -166,6 +166,6 @@ inline bool rowIsWholeChunks(int64_t dim, int64_t elementBytes) {
   return dim * elementBytes % 16 == 0;
 }
 
-} // namespace attnc::attn
+} // namespace attnc::plan
 
 #endif // ATTNC_PLAN_ATTENTIONTILING_H
