@@ -8,8 +8,6 @@
 using namespace mlir;
 using namespace attnc::attn;
 using attnc::runtime::ElementType;
-using attnc::runtime::GridDimRule;
-using attnc::runtime::KernelAbi;
 using attnc::runtime::KernelParam;
 using attnc::runtime::ParamKind;
 using attnc::runtime::ShapeDim;
@@ -62,7 +60,6 @@ ElementType indexAbiType(Value value) {
              ? ElementType::I64
              : ElementType::I32;
 }
-
 
 /// The shape of a tensor value for the ABI: static dims as constants, the
 /// dynamic ones as the given symbols, in order.
@@ -178,7 +175,6 @@ std::vector<KernelParam> abiParams(ArrayRef<EmittedParam> params) {
       abi.push_back(param.abi);
   return abi;
 }
-
 
 /// The layer function a kernel function was outlined from.
 std::string layerOf(func::FuncOp kernel) {

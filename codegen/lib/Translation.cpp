@@ -34,10 +34,12 @@ void registerAttnToCudaTranslation() {
               !kernelOp->hasAttr(kEmissionAttr))
             prepared = false;
         });
-        PassManager pm(op->getContext());
-        pm.addPass(createAttnPrepareEmission());
-        if (!prepared && failed(pm.run(module)))
-          return failure();
+        if (!prepared) {
+          PassManager pm(op->getContext());
+          pm.addPass(createAttnPrepareEmission());
+          if (failed(pm.run(module)))
+            return failure();
+        }
         FailureOr<std::vector<EmittedKernel>> kernels = emitCudaKernels(module);
         if (failed(kernels))
           return failure();
