@@ -196,9 +196,13 @@ LogicalResult prepare(FusedPreprocessOp op) {
               "sequence length at run time, which the generated kernel does "
               "not take";
 
-  attnc::HeadShape shape{
-      op.getNumQHeads(), op.getNumKvHeads(), op.getQkHeadDim(),
-      op.getVHeadDim(), static_cast<attnc::GateLayout>(op.getGateLayout())};
+  // I64Attr getters return the bits as uint64_t; the casts restore the sign,
+  // and computeFusedLayout refuses a value that is not positive or too big.
+  attnc::HeadShape shape{static_cast<int64_t>(op.getNumQHeads()),
+                         static_cast<int64_t>(op.getNumKvHeads()),
+                         static_cast<int64_t>(op.getQkHeadDim()),
+                         static_cast<int64_t>(op.getVHeadDim()),
+                         static_cast<attnc::GateLayout>(op.getGateLayout())};
   attnc::Result<attnc::FusedLayout> layout = attnc::computeFusedLayout(shape);
   if (!layout)
     return op.emitOpError() << layout.error().message();
