@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: set-up, build, then the lit suite and the gtest suite.
-# Prints each suite's counts and a closing "N passed, N failed" line; exits
-# non-zero if any test fails.
+# Prints each suite's counts and a closing "N passed, N failed, N skipped"
+# line (skipped: lit's unsupported, gtest's and pytest's skipped, among them
+# the GPU tests on a machine without one); exits non-zero if any test fails.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${ATTNC_BUILD_DIR:-$root/build}
@@ -10,6 +11,7 @@ build=${ATTNC_BUILD_DIR:-$root/build}
 
 passed=0
 failed=0
+skipped=0
 status=0
 
 echo "== lit suite"
@@ -21,12 +23,14 @@ lit_failed=$(awk -F: '/^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *:/ 
 lit_skipped=$(sed -n 's/^ *Unsupported *: *\([0-9]*\).*/\1/p' "$lit_log" | tail -1)
 passed=$((passed + ${lit_passed:-0}))
 failed=$((failed + ${lit_failed:-0}))
+skipped=$((skipped + ${lit_skipped:-0}))
 echo "lit: ${lit_passed:-0} passed, ${lit_failed:-0} failed, ${lit_skipped:-0} unsupported"
 
 echo "== gtest suite"
 gtest_log=$(mktemp)
 g_passed=0
 g_failed=0
+g_skipped=0
 for binary in "$build"/bin/attnc-*tests; do
   echo "-- $(basename "$binary")"
   "$binary" --gtest_brief=1 2>&1 | tee "$gtest_log"
@@ -34,11 +38,14 @@ for binary in "$build"/bin/attnc-*tests; do
   n=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$gtest_log")
   f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\?, listed below.*/\1/p' "$gtest_log")
   g_passed=$((g_passed + ${n:-0}))
+  k=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?.*/\1/p' "$gtest_log" | head -1)
   g_failed=$((g_failed + ${f:-0}))
+  g_skipped=$((g_skipped + ${k:-0}))
 done
 passed=$((passed + g_passed))
 failed=$((failed + g_failed))
-echo "gtest: $g_passed passed, $g_failed failed"
+skipped=$((skipped + g_skipped))
+echo "gtest: $g_passed passed, $g_failed failed, $g_skipped skipped"
 
 echo "== pytest suite (python/tests; test/gpu skips without a GPU)"
 py_log=$(mktemp)
@@ -52,11 +59,12 @@ py_skipped=$(tail -1 "$py_log" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+')
 [[ $py_status -eq 0 ]] || status=1
 passed=$((passed + ${py_passed:-0}))
 failed=$((failed + ${py_failed:-0}))
+skipped=$((skipped + ${py_skipped:-0}))
 echo "pytest: ${py_passed:-0} passed, ${py_failed:-0} failed, ${py_skipped:-0} skipped (GPU tests: skipped: no GPU unless one is present)"
 
 rm -f "$lit_log" "$gtest_log" "$py_log"
 if [[ $status -ne 0 && $failed -eq 0 ]]; then
   failed=1 # a runner failed without a countable test failure (crash, build)
 fi
-echo "attnc: $passed passed, $failed failed"
+echo "attnc: $passed passed, $failed failed, $skipped skipped"
 exit $status

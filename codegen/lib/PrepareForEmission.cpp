@@ -9,6 +9,7 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Plan/AttentionTiling.h"
 #include "attnc/Plan/Layout.h"
+#include "attnc/Support/FloatConstant.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -176,6 +177,15 @@ LogicalResult checkPairLayout(FusedPreprocessOp op) {
          << ") x threads_per_head (" << threadsPerHead << ")";
 }
 
+/// A value the printer writes as a float literal must be one (see
+/// attnc/Support/FloatConstant.h); hand-written IR can hold any f64.
+LogicalResult checkFloatConstant(Operation *op, StringRef name, double value) {
+  if (attnc::isKernelFloat(value))
+    return success();
+  return op->emitOpError() << "cannot be emitted: " << name << " "
+                           << attnc::kKernelFloatRule << ", got " << value;
+}
+
 LogicalResult prepare(FusedPreprocessOp op) {
   Builder b(op.getContext());
   if (!op.getSchedule())
@@ -224,7 +234,18 @@ LogicalResult prepare(FusedPreprocessOp op) {
     computeRopeTable(*op.getRotaryDim(), op.getThetaAttr().getValueAsDouble(),
                      op.getScalingAttr(), invFreq, attentionFactor);
     invFreqAttr = b.getDenseF64ArrayAttr(invFreq);
+    if (failed(checkFloatConstant(op, "the rope attention factor (yarn mscale)",
+                                  attentionFactor)))
+      return failure();
+    for (double frequency : invFreq)
+      if (failed(checkFloatConstant(op, "a rope inverse frequency", frequency)))
+        return failure();
   }
+  if ((op.hasStage(PreprocessStage::q_norm) ||
+       op.hasStage(PreprocessStage::k_norm)) &&
+      failed(checkFloatConstant(op, "norm_eps",
+                                op.getNormEpsAttr().getValueAsDouble())))
+    return failure();
   op->setAttr(attnc::kEmissionAttr,
               PreprocessEmissionAttr::get(
                   op.getContext(), activationName(activation),
@@ -305,6 +326,14 @@ LogicalResult prepare(PagedAttentionOp op, OutputGateOp gate) {
                               << cast<RankedTensorType>(value.getType()).getElementType();
   if (failed(checkAttentionSchedule(op, activation, cacheElement)))
     return failure();
+  double softmaxScale = op.getSoftmaxScale().convertToDouble();
+  for (auto [name, value] :
+       {std::pair<StringRef, double>{"softmax_scale", softmaxScale},
+        {"softmax_scale * log2(e)", softmaxScale * M_LOG2E},
+        {"logit_softcap", op.getLogitSoftcap().convertToDouble()},
+        {"value_scale", op.getValueScale().convertToDouble()}})
+    if (failed(checkFloatConstant(op, name, value)))
+      return failure();
   int64_t numQHeads = queryType.getDimSize(1);
   int64_t numKvHeads =
       cast<RankedTensorType>(op.getKCache().getType()).getDimSize(2);
@@ -314,7 +343,7 @@ LogicalResult prepare(PagedAttentionOp op, OutputGateOp gate) {
                   op.getContext(), activationName(activation),
                   cacheName(cacheElement), blockSizeOf(op.getKCache()),
                   numQHeads / numKvHeads,
-                  op.getSoftmaxScale().convertToDouble() * M_LOG2E,
+                  softmaxScale * M_LOG2E,
                   static_cast<bool>(gate)));
   return success();
 }

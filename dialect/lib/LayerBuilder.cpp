@@ -2,6 +2,7 @@
 #include "attnc/Dialect/Attn/LayerBuilder.h"
 
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Plan/KernelLimits.h"
 #include "attnc/Plan/Layout.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -231,9 +232,8 @@ buildModelModule(MLIRContext &context, const ModelConfig &config,
   if (cacheElement != *activation && !isa<Float8E4M3FNType>(cacheElement))
     return Status{"kv_dtype", "a bf16/fp16 cache must match the activation "
                              "dtype (" + dtype + ")"};
-  if (options.block_size < 1)
-    return Status{"block_size",
-                 "must be >= 1, got " + std::to_string(options.block_size)};
+  if (Status block = plan::checkBlockSize(options.block_size); !block.ok())
+    return block;
 
   OpBuilder builder(&context);
   Location loc = builder.getUnknownLoc();

@@ -19,7 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <chrono>
 #include <future>
+#include <mutex>
 
 using namespace mlir;
 
@@ -125,15 +127,39 @@ Result<CompiledModel> compileModule(runtime::Context &context,
   sourceOptions.archs = {options.arch};
   std::vector<std::future<Result<std::shared_ptr<const runtime::KernelSet>>>>
       futures;
+  // Progress: one report at a time, in the order the builds end.
+  std::mutex progressMutex;
+  size_t built = 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto report = [&](const std::string &name,
+                    const Result<std::shared_ptr<const runtime::KernelSet>>
+                        &set) {
+    if (!options.on_kernel_built)
+      return;
+    std::lock_guard<std::mutex> lock(progressMutex);
+    KernelBuildEvent event;
+    event.name = name;
+    event.done = ++built;
+    event.total = model.kernels.size();
+    event.elapsed_ms = std::chrono::duration<double, std::milli>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+    event.ok = set.ok();
+    if (set.ok() && !(*set)->binaries().empty())
+      event.outcome = (*set)->binaries().front().report.outcome;
+    options.on_kernel_built(event);
+  };
   for (size_t i = 0; i < model.kernels.size(); ++i) {
     runtime::SourceOptions perKernel = sourceOptions;
     perKernel.source_name = model.kernels[i].name + ".cu";
     futures.push_back(std::async(
         std::launch::async,
-        [&context, perKernel, abi = (*emitted)[i].abi,
-         source = model.kernels[i].source]() {
-          return context.compile(source, std::vector<runtime::KernelAbi>{abi},
-                                 perKernel);
+        [&context, &report, perKernel, abi = (*emitted)[i].abi,
+         name = model.kernels[i].name, source = model.kernels[i].source]() {
+          auto set = context.compile(
+              source, std::vector<runtime::KernelAbi>{abi}, perKernel);
+          report(name, set);
+          return set;
         }));
   }
   Status firstError;

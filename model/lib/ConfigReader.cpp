@@ -2,6 +2,9 @@
 
 #include "ConfigReader.h"
 
+#include "attnc/Plan/KernelLimits.h"
+#include "attnc/Support/FloatConstant.h"
+
 #include <algorithm>
 
 namespace attnc::config_import {
@@ -36,6 +39,13 @@ std::optional<double> Reader::asNumber(const json &value,
   Result<double> result = json_util::readNumber(value, path);
   if (!result) {
     fail(result.status());
+    return std::nullopt;
+  }
+  // Every number a config gives (eps, scales, softcap, rope parameters)
+  // ends up as a float constant or a float computed from one.
+  if (!isKernelFloat(*result)) {
+    fail(path, std::string(kKernelFloatRule) + ", got " +
+                   formatNumber(*result));
     return std::nullopt;
   }
   return *result;
@@ -176,9 +186,15 @@ std::optional<RopeScalingKind> parseScalingKind(const std::string &name) {
 bool checkHeadShape(Reader &reader, const HeadShape &shape,
                     const HeadFieldNames &names) {
   Result<HeadShape> valid = validateHeadShape(shape);
-  if (valid)
+  Status error = valid.status();
+  // A shape the layout takes must also be one the kernels take, checked
+  // here so that the error names the config field, before any work.
+  if (error.ok())
+    error = plan::checkHeadDim("qk_head_dim", shape.qk_head_dim);
+  if (error.ok())
+    error = plan::checkHeadDim("v_head_dim", shape.v_head_dim);
+  if (error.ok())
     return true;
-  const Status &error = valid.status();
   std::string field = error.field;
   if (field == "num_q_heads")
     field = names.num_q_heads;

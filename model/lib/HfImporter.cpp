@@ -10,6 +10,8 @@
 
 #include "HfImporter.h"
 
+#include "attnc/Support/FloatConstant.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -544,6 +546,16 @@ HfImporter::buildKind(Slot slot, std::vector<int64_t> layers, int64_t window) {
     // (softmax_scale * mscale * mscale), not into cos/sin.
     double m = yarnMscale(scaling.factor, scaling.mscale_all_dim);
     scale *= m * m;
+  }
+  // Inputs are float32-range numbers, but the product above is not bound
+  // by them (an mscale_all_dim of 1e30): the derived scale, and its log2(e)
+  // multiple that the kernel takes, must be float constants too.
+  if (!isKernelFloat(scale) || !isKernelFloat(scale * 1.4426950408889634)) {
+    r_.fail(family_ && family_->scale.key ? text_.at(family_->scale.key)
+                                          : text_.at("rope_scaling"),
+            std::string("gives a softmax scale that ") + kKernelFloatRule +
+                " (got " + formatNumber(scale) + ")");
+    return std::nullopt;
   }
   kind.softmax_scale = scale;
   kind.logit_softcap = r_.nonNegative(text_, "attn_logit_softcapping", 0.0);

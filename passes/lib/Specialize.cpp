@@ -106,6 +106,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attnc/Plan/AttentionTiling.h"
+#include "attnc/Plan/KernelLimits.h"
 #include "attnc/Plan/SplitKv.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Transforms/Passes.h"
@@ -165,8 +166,8 @@ constexpr ArchInfo kArchs[] = {
 //===----------------------------------------------------------------------===//
 
 constexpr int64_t kWarpSize = 32;
-constexpr int64_t kMaxHeadDim = 512;
-constexpr int64_t kMmaStep = 16;
+constexpr int64_t kMaxHeadDim = attnc::plan::kMaxHeadDim;
+constexpr int64_t kMmaStep = attnc::plan::kHeadDimStep;
 constexpr int64_t kRowsPerWarp = 16;
 /// Per-thread registers the output accumulator may take.
 constexpr int64_t kAccumulatorRegisters = 128;

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <set>
+#include <vector>
 
 namespace attnc::json_util {
 
@@ -21,17 +23,33 @@ public:
   /// The rule the document broke, once the pass has stopped on it.
   std::optional<std::string> problem;
 
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
-  bool key(string_t &) override { return true; }
-  bool start_object(std::size_t) override { return enter(); }
+  /// The field of the problem, when it is a field's (a duplicate key).
+  std::optional<std::string> field;
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t &) override {
+    return value();
+  }
+  bool string(string_t &) override { return value(); }
+  bool binary(binary_t &) override { return value(); }
+  /// A key given twice in one object is refused: the DOM would keep one of
+  /// them silently, and which one a reader sees is an accident.
+  bool key(string_t &name) override {
+    Frame &frame = frames_.back();
+    if (!frame.keys.insert(name).second) {
+      field = pathTo(name);
+      problem = "duplicate key: given more than once in one object";
+      return false;
+    }
+    frame.key = name;
+    return true;
+  }
+  bool start_object(std::size_t) override { return enter(true); }
   bool end_object() override { return leave(); }
-  bool start_array(std::size_t) override { return enter(); }
+  bool start_array(std::size_t) override { return enter(false); }
   bool end_array() override { return leave(); }
 
   bool parse_error(std::size_t position, const std::string &,
@@ -52,20 +70,51 @@ public:
   }
 
 private:
-  bool enter() {
+  /// An open object (its keys so far and the current one) or array (the
+  /// index of its next element).
+  struct Frame {
+    bool object = false;
+    std::set<std::string> keys;
+    std::string key;
+    std::size_t index = 0;
+  };
+
+  bool enter(bool object) {
     if (++depth_ > max_depth_) {
       problem = "not supported: JSON nested deeper than " +
                 std::to_string(max_depth_) + " levels";
       return false;
     }
+    value(); // the object or array is its parent's element
+    frames_.push_back(Frame{object, {}, {}, 0});
     return true;
   }
   bool leave() {
     --depth_;
+    frames_.pop_back();
     return true;
+  }
+  /// A scalar (or a container, from enter) took a place in its parent.
+  bool value() {
+    if (!frames_.empty() && !frames_.back().object)
+      ++frames_.back().index;
+    return true;
+  }
+  /// The path of key `name` of the innermost object: "a.b[2].name".
+  std::string pathTo(const std::string &name) const {
+    std::string path;
+    for (std::size_t i = 0; i + 1 < frames_.size(); ++i) {
+      const Frame &frame = frames_[i];
+      if (frame.object)
+        path = memberPath(path, frame.key);
+      else
+        path += "[" + std::to_string(frame.index - 1) + "]";
+    }
+    return memberPath(path, name);
   }
   std::size_t max_depth_;
   std::size_t depth_ = 0;
+  std::vector<Frame> frames_;
 };
 
 Status invalid(const std::string &field, std::string rule) {
@@ -86,7 +135,7 @@ Result<json> parseObject(std::string_view text, const std::string &document,
   SyntaxCheck check(max_depth);
   bool parsed = json::sax_parse(begin, end, &check);
   if (check.problem)
-    return invalid(document, *check.problem);
+    return invalid(check.field ? *check.field : document, *check.problem);
   if (!parsed)
     return invalid(document, "not valid JSON");
 

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attnc/Dialect/Attn/LayerBuilder.h"
+#include "attnc/Plan/KernelLimits.h"
 #include "attnc/Plan/Layout.h"
 #include "attnc/Model/ModelConfig.h"
 
@@ -27,6 +28,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -38,35 +40,97 @@ constexpr int kExitOk = 0;
 constexpr int kExitInternal = 1;
 constexpr int kExitBadInput = 2;
 
+const char *kLayoutUsage =
+    "usage: attnc layout <config.json> [--tp N] [--rank R] [--json]\n"
+    "  fused QKV(G) segments and tensor-parallel shards of each layer kind;\n"
+    "  --tp N (>= 1) adds every rank's shard, --rank R (0 <= R < N) one\n"
+    "  rank's; --json prints the same as JSON\n";
+const char *kImportUsage =
+    "usage: attnc import <config.json> [--tp N --rank R] [--dtype bf16|fp16]\n"
+    "                    [--kv-dtype bf16|fp16|fp8] [--block-size N]\n"
+    "                    [--emit=layer|kernel] [--arch sm_90a] [-o FILE]\n"
+    "                    [--json]\n"
+    "  the layers in the attn dialect, one function per layer kind;\n"
+    "  --emit=kernel runs attnc-pipeline and prints the kernel form;\n"
+    "  --block-size is a power of two in [1, 1024] (default 16); --json\n"
+    "  prints a summary (and the IR, unless -o names a file) as JSON\n";
+const char *kCompileUsage =
+    "usage: attnc compile <config.json> -o DIR [--arch sm_90a] [--tp N --rank R]\n"
+    "                     [--dtype bf16|fp16] [--kv-dtype bf16|fp16|fp8]\n"
+    "                     [--block-size N] [--json]\n"
+    "  ahead-of-time compile: IR per stage, .cu, .ptx and .cubin per kernel,\n"
+    "  manifest.json; a loadable model bundle. DIR is new, empty, or an\n"
+    "  earlier bundle (whose files are replaced); --json prints the summary\n"
+    "  as JSON\n";
+
 const char *kUsage =
-    "usage: attnc <command> [options]\n"
+    "usage: attnc <command> [options]      (attnc <command> --help for one)\n"
     "\n"
     "commands:\n"
     "  layout <config.json> [--tp N] [--rank R] [--json]\n"
     "      fused QKV(G) segments and tensor-parallel shards of each layer kind\n"
     "  import <config.json> [--tp N --rank R] [--dtype bf16|fp16]\n"
     "         [--kv-dtype bf16|fp16|fp8] [--block-size N]\n"
-    "         [--emit=layer|kernel] [--arch sm_90a] [-o FILE]\n"
+    "         [--emit=layer|kernel] [--arch sm_90a] [-o FILE] [--json]\n"
     "      the layers in the attn dialect, one function per layer kind;\n"
     "      --emit=kernel runs attnc-pipeline and prints the kernel form\n"
     "  compile <config.json> -o DIR [--arch sm_90a] [--tp N --rank R]\n"
     "          [--dtype bf16|fp16] [--kv-dtype bf16|fp16|fp8] [--block-size N]\n"
+    "          [--json]\n"
     "      ahead-of-time compile: IR per stage, .cu, .ptx and .cubin per\n"
     "      kernel, manifest.json; a loadable model bundle\n"
     "\n"
     "exit status: 0 ok, 2 bad input (the message names the field), 1 internal error\n";
 
-int fail(int status, const std::string &message) {
-  std::fprintf(stderr, "attnc: error: %s\n", message.c_str());
+/// --json: stdout carries exactly one JSON document, a summary or the error.
+bool gJson = false;
+
+/// Reports errors: each message as one "attnc: error:" line on stderr and,
+/// with --json, all of them as one document on stdout. `field` and `rule`
+/// (when known) go into the JSON as they are.
+struct ErrorItem {
+  std::string message, field, rule;
+};
+int failAll(int status, const std::vector<ErrorItem> &errors) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const ErrorItem &error : errors) {
+    std::fprintf(stderr, "attnc: error: %s\n", error.message.c_str());
+    nlohmann::json item = {{"message", error.message}};
+    if (!error.field.empty())
+      item["field"] = error.field;
+    if (!error.rule.empty())
+      item["rule"] = error.rule;
+    list.push_back(item);
+  }
+  if (gJson)
+    std::printf("%s\n", nlohmann::json({{"ok", false},
+                                        {"exit_status", status},
+                                        {"errors", list}})
+                            .dump(2)
+                            .c_str());
   return status;
+}
+
+int fail(int status, const std::string &message, const std::string &field = "",
+         const std::string &rule = "") {
+  return failAll(status, {{message, field, rule}});
 }
 
 /// A config error as one line: "<path>: <field>: <rule>" (the field is left
 /// out when it is the path itself, as for an unreadable file).
 int configError(const std::string &path, const attnc::Status &error) {
   if (error.field == path)
-    return fail(kExitBadInput, path + ": " + error.rule);
-  return fail(kExitBadInput, path + ": " + error.message());
+    return fail(kExitBadInput, path + ": " + error.rule, path, error.rule);
+  return fail(kExitBadInput, path + ": " + error.message(), error.field,
+              error.rule);
+}
+
+/// Prints a success summary (--json).
+int printJson(const nlohmann::json &summary) {
+  nlohmann::json document = {{"ok", true}};
+  document.update(summary);
+  std::printf("%s\n", document.dump(2).c_str());
+  return kExitOk;
 }
 
 /// Parsed command line: positional arguments and --flag values.
@@ -74,6 +138,7 @@ struct Args {
   std::vector<std::string> positional;
   std::map<std::string, std::string> values;
   std::map<std::string, bool> switches;
+  bool help = false; ///< --help or -h: print the command's usage, exit 0
 };
 
 /// Parses `argv` against the flags a command accepts. Value flags take the
@@ -95,6 +160,10 @@ std::optional<std::string> parseArgs(int argc, char **argv, int first,
       args.positional.push_back(arg);
       continue;
     }
+    if (arg == "--help" || arg == "-h") {
+      args.help = true;
+      continue;
+    }
     std::string name = arg, value;
     bool hasValue = false;
     if (size_t eq = arg.find('='); eq != std::string::npos) {
@@ -102,6 +171,10 @@ std::optional<std::string> parseArgs(int argc, char **argv, int first,
       value = arg.substr(eq + 1);
       hasValue = true;
     }
+    // A flag given twice is an error: the first or the last silently
+    // winning hides a mistake in a script.
+    if (args.switches.count(name) || args.values.count(name))
+      return name + ": given more than once";
     if (contains(switches, name) && !hasValue) {
       args.switches[name] = true;
     } else if (contains(valueFlags, name)) {
@@ -131,6 +204,26 @@ std::optional<std::string> intOption(const Args &args, const std::string &name,
   if (text.empty() || *end != '\0' || errno == ERANGE)
     return name + ": must be an integer, got '" + text + "'";
   out = value;
+  return std::nullopt;
+}
+
+/// --tp (>= 1) and --rank (in [0, tp), only with --tp); the error names the
+/// flag. `rank` stays -1 without --rank.
+std::optional<std::string> parallelOptions(const Args &args, int64_t &tp,
+                                           int64_t &rank) {
+  if (auto e = intOption(args, "--tp", tp))
+    return e;
+  if (auto e = intOption(args, "--rank", rank))
+    return e;
+  if (tp < 1)
+    return "--tp: must be >= 1, got " + std::to_string(tp);
+  if (args.values.count("--rank")) {
+    if (!args.values.count("--tp"))
+      return std::string("--rank: needs --tp");
+    if (rank < 0 || rank >= tp)
+      return "--rank: must be in [0, " + std::to_string(tp) + ") for --tp " +
+             std::to_string(tp) + ", got " + std::to_string(rank);
+  }
   return std::nullopt;
 }
 
@@ -204,16 +297,16 @@ int runLayout(int argc, char **argv) {
   if (auto error = parseArgs(argc, argv, 2, {"--tp", "--rank"}, {"--json"},
                              args))
     return fail(kExitBadInput, *error);
+  if (args.help) {
+    std::fputs(kLayoutUsage, stdout);
+    return kExitOk;
+  }
   if (args.positional.size() != 1)
     return fail(kExitBadInput, "layout: expected one config file");
   const std::string &path = args.positional[0];
   int64_t tp = 1, rank = -1;
-  if (auto e = intOption(args, "--tp", tp))
+  if (auto e = parallelOptions(args, tp, rank))
     return fail(kExitBadInput, *e);
-  if (auto e = intOption(args, "--rank", rank))
-    return fail(kExitBadInput, *e);
-  if (args.values.count("--rank") && !args.values.count("--tp"))
-    return fail(kExitBadInput, "--rank: needs --tp");
 
   attnc::Result<attnc::ModelConfig> config = attnc::importModelConfigFile(path);
   if (!config)
@@ -307,8 +400,8 @@ int runLayout(int argc, char **argv) {
     }
     json["layer_kinds"].push_back(kindJson);
   }
-  if (args.switches.count("--json"))
-    std::printf("%s\n", json.dump(2).c_str());
+  if (gJson)
+    return printJson(json);
   else
     std::fputs(text.c_str(), stdout);
   return kExitOk;
@@ -318,17 +411,16 @@ int runLayout(int argc, char **argv) {
 /// --block-size, --dtype, --kv-dtype); the error names the flag.
 std::optional<std::string> layerOptions(const Args &args,
                                         attnc::LayerBuildOptions &options) {
-  if (auto e = intOption(args, "--tp", options.tp))
+  int64_t rank = -1;
+  if (auto e = parallelOptions(args, options.tp, rank))
     return e;
-  if (auto e = intOption(args, "--rank", options.rank))
-    return e;
+  if (rank >= 0)
+    options.rank = rank;
   if (auto e = intOption(args, "--block-size", options.block_size))
     return e;
-  if (options.block_size < 1)
-    return "--block-size: must be >= 1, got " +
-           std::to_string(options.block_size);
-  if (args.values.count("--rank") && !args.values.count("--tp"))
-    return std::string("--rank: needs --tp");
+  if (attnc::Status s = attnc::plan::checkBlockSize(options.block_size);
+      !s.ok())
+    return "--block-size: " + s.rule;
   if (auto it = args.values.find("--dtype"); it != args.values.end()) {
     if (it->second != "bf16" && it->second != "fp16")
       return "--dtype: must be bf16 or fp16, got '" + it->second + "'";
@@ -358,9 +450,13 @@ std::vector<std::string> withLayerFlags(std::vector<std::string> flags) {
 int runImport(int argc, char **argv) {
   Args args;
   if (auto error = parseArgs(argc, argv, 2,
-                             withLayerFlags({"--emit", "--arch", "-o"}), {},
-                             args))
+                             withLayerFlags({"--emit", "--arch", "-o"}),
+                             {"--json"}, args))
     return fail(kExitBadInput, *error);
+  if (args.help) {
+    std::fputs(kImportUsage, stdout);
+    return kExitOk;
+  }
   if (args.positional.size() != 1)
     return fail(kExitBadInput, "import: expected one config file");
   const std::string &path = args.positional[0];
@@ -402,25 +498,52 @@ int runImport(int argc, char **argv) {
     mlir::PassManager pm(&context);
     attnc::buildAttncPipeline(pm, pipeline);
     if (mlir::failed(pm.run(**module))) {
+      if (diagnostics.empty())
+        return fail(kExitInternal, path + ": attnc-pipeline failed");
+      std::vector<ErrorItem> errors;
       for (const std::string &message : diagnostics)
-        fail(kExitBadInput, path + ": " + message);
-      return diagnostics.empty()
-                 ? fail(kExitInternal, path + ": attnc-pipeline failed")
-                 : kExitBadInput;
+        errors.push_back({path + ": " + message, "", ""});
+      return failAll(kExitBadInput, errors);
     }
   }
 
   std::string outPath = "-";
   if (auto it = args.values.find("-o"); it != args.values.end())
     outPath = it->second;
-  std::error_code ec;
-  llvm::raw_fd_ostream os(outPath, ec, llvm::sys::fs::OF_Text);
-  if (ec)
-    return fail(kExitBadInput, "-o: cannot write '" + outPath +
-                                   "': " + ec.message());
-  (*module)->print(os);
-  os << "\n";
-  return kExitOk;
+  if (outPath.empty())
+    return fail(kExitBadInput, "-o: must be a file path or -, got ''", "-o");
+  std::string text;
+  llvm::raw_string_ostream textStream(text);
+  (*module)->print(textStream);
+  text += "\n";
+  // With --json and no -o FILE the IR goes into the summary.
+  if (outPath != "-" || !gJson) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(outPath, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return fail(kExitBadInput,
+                  "-o: cannot write '" + outPath + "': " + ec.message(), "-o");
+    os << text;
+    os.close();
+    if (os.has_error())
+      return fail(kExitBadInput, "-o: cannot write '" + outPath +
+                                     "': " + os.error().message(),
+                  "-o");
+  }
+  if (!gJson)
+    return kExitOk;
+  nlohmann::json kinds = nlohmann::json::array();
+  for (const attnc::LayerKind &kind : config->kinds)
+    kinds.push_back({{"name", kind.name}, {"layers", kind.layers}});
+  nlohmann::json summary = {{"config", path},
+                            {"model_type", config->model_type},
+                            {"emit", emit},
+                            {"layer_kinds", kinds}};
+  if (outPath == "-")
+    summary["module"] = text;
+  else
+    summary["output"] = outPath;
+  return printJson(summary);
 }
 
 /// Lines of a text (a final line without newline counts).
@@ -429,18 +552,84 @@ size_t countLines(const std::string &text) {
   return lines + (!text.empty() && text.back() != '\n');
 }
 
+/// The bundle format a manifest names (jit/lib/ModelCompiler.cpp).
+constexpr const char *kBundleFormat = "attnc-model-bundle";
+
+/// What compile may write into `dir`, checked before any work: a new or
+/// empty folder, or an earlier bundle (a manifest.json of the bundle
+/// format), which it can create and write into. `replaceBundle` is set for
+/// an earlier bundle, whose files are removed once the new model compiled.
+std::optional<std::string> checkOutputFolder(const std::string &dir,
+                                             bool &replaceBundle) {
+  namespace fs = std::filesystem;
+  namespace fu = attnc::file_util;
+  replaceBundle = false;
+  if (dir.empty())
+    return std::string("-o: must be a folder path, got ''");
+  std::error_code ec;
+  fs::file_status status = fs::status(dir, ec);
+  if (fs::exists(status)) {
+    if (!fs::is_directory(status))
+      return "-o: '" + dir + "' exists and is not a folder";
+    if (!fs::is_empty(dir, ec)) {
+      if (ec)
+        return "-o: cannot list '" + dir + "': " + ec.message();
+      const std::string manifest = dir + "/manifest.json";
+      auto text = fu::readFile(manifest, std::size_t(64) << 20);
+      nlohmann::json parsed;
+      if (text)
+        parsed = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+      if (!parsed.is_object() || parsed.value("format", "") != kBundleFormat)
+        return "-o: '" + dir +
+               "' is not empty and holds no attnc model bundle "
+               "(manifest.json of format " + kBundleFormat +
+               "); give a new or empty folder";
+      replaceBundle = true;
+    }
+  }
+  if (attnc::Status s = fu::makeDirectories(dir); !s.ok())
+    return "-o: cannot create '" + dir + "': " + s.rule;
+  // A probe file shows the folder is writable (a read-only mount, /proc)
+  // before minutes of NVRTC.
+  const std::string probe = dir + "/.attnc-write-probe";
+  if (attnc::Status s = fu::writeFileAtomic(probe, "probe\n"); !s.ok())
+    return "-o: cannot write into '" + dir + "': " + s.rule;
+  fs::remove(probe, ec);
+  return std::nullopt;
+}
+
+/// Removes what an earlier bundle in `dir` holds that compile writes
+/// (manifest.json, ir/, kernels/): no stale kernel of another model stays
+/// beside the new ones. Other files in the folder are left alone.
+std::optional<std::string> removeEarlierBundle(const std::string &dir) {
+  namespace fs = std::filesystem;
+  for (const char *entry : {"manifest.json", "ir", "kernels"}) {
+    std::error_code ec;
+    // remove_all removes a symlink itself, never what it points to.
+    fs::remove_all(fs::path(dir) / entry, ec);
+    if (ec)
+      return "-o: cannot remove the earlier bundle's " + std::string(entry) +
+             " in '" + dir + "': " + ec.message();
+  }
+  return std::nullopt;
+}
+
 int runCompile(int argc, char **argv) {
   namespace fu = attnc::file_util;
   Args args;
-  if (auto error =
-          parseArgs(argc, argv, 2, withLayerFlags({"--arch", "-o"}), {}, args))
+  if (auto error = parseArgs(argc, argv, 2, withLayerFlags({"--arch", "-o"}),
+                             {"--json"}, args))
     return fail(kExitBadInput, *error);
+  if (args.help) {
+    std::fputs(kCompileUsage, stdout);
+    return kExitOk;
+  }
   if (args.positional.size() != 1)
     return fail(kExitBadInput, "compile: expected one config file");
   const std::string &path = args.positional[0];
   auto out = args.values.find("-o");
   if (out == args.values.end())
-    return fail(kExitBadInput, "-o: compile needs an output directory");
+    return fail(kExitBadInput, "-o: compile needs an output directory", "-o");
   const std::string dir = out->second;
   attnc::jit::ModelCompileOptions options;
   options.keep_stage_ir = true;
@@ -449,12 +638,15 @@ int runCompile(int argc, char **argv) {
   if (auto it = args.values.find("--arch"); it != args.values.end())
     options.arch = it->second;
   if (attnc::Status s = attnc::runtime::validateArch(options.arch); !s.ok())
-    return fail(kExitBadInput, "--arch: " + s.message());
+    return fail(kExitBadInput, "--arch: " + s.message(), "--arch", s.rule);
 
   std::fprintf(stderr, "attnc: reading %s\n", path.c_str());
   attnc::Result<attnc::ModelConfig> config = attnc::importModelConfigFile(path);
   if (!config)
     return configError(path, config.status());
+  bool replaceBundle = false;
+  if (auto e = checkOutputFolder(dir, replaceBundle))
+    return fail(kExitBadInput, *e, "-o");
 
   attnc::runtime::ContextOptions contextOptions;
   contextOptions.archs = {options.arch};
@@ -466,15 +658,26 @@ int runCompile(int argc, char **argv) {
                "CUDA emission, NVRTC)\n",
                config->kinds.size(), config->model_type.c_str(),
                options.arch.c_str());
+  // One line per kernel as its build ends: NVRTC takes seconds each.
+  options.on_kernel_built = [](const attnc::jit::KernelBuildEvent &event) {
+    std::fprintf(stderr, "attnc:   [%zu/%zu] %6.2f s  %s (%s)\n", event.done,
+                 event.total, event.elapsed_ms / 1000.0, event.name.c_str(),
+                 event.ok ? attnc::runtime::buildOutcomeName(event.outcome)
+                          : "failed");
+    std::fflush(stderr);
+  };
   auto model = attnc::jit::compileModel(**context, *config, options);
   if (!model) {
     const attnc::Status &status = model.status();
     bool request = status.code() == attnc::StatusCode::InvalidArgument;
     return fail(request ? kExitBadInput : kExitInternal,
-                path + ": " + status.message());
+                path + ": " + status.message(), status.field, status.rule);
   }
 
   // The model bundle (loadable without NVRTC), then the inspection files.
+  if (replaceBundle)
+    if (auto e = removeEarlierBundle(dir))
+      return fail(kExitInternal, *e, "-o");
   if (attnc::Status s = attnc::jit::writeModelBundle(*model, dir); !s.ok())
     return fail(kExitInternal, s.message());
   auto write = [&](const std::string &file, const std::string &text) {
@@ -492,19 +695,42 @@ int runCompile(int argc, char **argv) {
     if (!write(dir + name, model->stages[i].module))
       return kExitInternal;
   }
-  std::printf("\n%-34s %8s %10s %10s %11s  %s\n", "kernel", "lines",
-              "ptx bytes", "cubin", "compile ms", "cache");
+  nlohmann::json kernels = nlohmann::json::array();
+  std::string table;
+  char line[256];
+  std::snprintf(line, sizeof line, "\n%-34s %8s %10s %10s %11s  %s\n",
+                "kernel", "lines", "ptx bytes", "cubin", "compile ms", "cache");
+  table += line;
   for (const attnc::jit::CompiledKernel &kernel : model->kernels) {
     std::string kernelDir = dir + "/kernels/" + kernel.name;
     const attnc::runtime::KernelBinary &binary = kernel.set->binaries().front();
     if (!write(kernelDir + "/" + kernel.name + ".mlir", kernel.kernel_ir + "\n") ||
         !write(kernelDir + "/" + kernel.name + ".ptx", binary.ptx))
       return kExitInternal;
-    std::printf("%-34s %8zu %10zu %10zu %11.1f  %s\n", kernel.name.c_str(),
-                countLines(kernel.source), binary.ptx.size(),
-                binary.cubin.size(), binary.report.compile_ms,
-                attnc::runtime::buildOutcomeName(binary.report.outcome));
+    const char *outcome = attnc::runtime::buildOutcomeName(binary.report.outcome);
+    std::snprintf(line, sizeof line, "%-34s %8zu %10zu %10zu %11.1f  %s\n",
+                  kernel.name.c_str(), countLines(kernel.source),
+                  binary.ptx.size(), binary.cubin.size(),
+                  binary.report.compile_ms, outcome);
+    table += line;
+    kernels.push_back({{"name", kernel.name},
+                       {"kind", kernel.kind},
+                       {"layer", kernel.layer},
+                       {"source_lines", countLines(kernel.source)},
+                       {"ptx_bytes", binary.ptx.size()},
+                       {"cubin_bytes", binary.cubin.size()},
+                       {"compile_ms", binary.report.compile_ms},
+                       {"cache", outcome},
+                       {"folder", kernelDir}});
   }
+  if (gJson)
+    return printJson({{"config", path},
+                      {"model_type", model->model_type},
+                      {"arch", options.arch},
+                      {"output", dir},
+                      {"replaced_earlier_bundle", replaceBundle},
+                      {"kernels", kernels}});
+  std::fputs(table.c_str(), stdout);
   std::printf("\nwrote %s: manifest.json, ir/ (the module after each stage), "
               "kernels/<name>/ (.cu, .mlir, .ptx, kernels.%s.cubin and its "
               "bundle manifest)\n",
@@ -518,6 +744,10 @@ int main(int argc, char **argv) {
   if (argc < 2)
     return fail(kExitBadInput, std::string("missing command\n") + kUsage);
   std::string command = argv[1];
+  // Set before any argument is parsed, so that a usage error is JSON too.
+  for (int i = 2; i < argc; ++i)
+    if (std::string(argv[i]) == "--json")
+      gJson = true;
   if (command == "--help" || command == "-h" || command == "help") {
     std::fputs(kUsage, stdout);
     return kExitOk;

@@ -9,6 +9,8 @@
 #include "attnc/Model/ModelConfig.h"
 
 #include <gtest/gtest.h>
+
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -917,8 +919,11 @@ TEST(ModelConfigErrors, RotaryTooLarge) {
   config["partial_rotary_factor"] = 1.5;
   EXPECT_TRUE(failsWith(config, "partial_rotary_factor",
                         "must be <= the qk head dim 128"));
-  config["partial_rotary_factor"] = 1e300; // no int64 overflow on the way
+  config["partial_rotary_factor"] = 1e30; // no int64 overflow on the way
   EXPECT_TRUE(failsWith(config, "partial_rotary_factor", "must be <="));
+  config["partial_rotary_factor"] = 1e300; // not a float32 at all
+  EXPECT_TRUE(failsWith(config, "partial_rotary_factor",
+                        "within float32's normal range"));
   config["partial_rotary_factor"] = 0;
   EXPECT_TRUE(failsWith(config, "partial_rotary_factor", "must be > 0"));
 }
@@ -1290,3 +1295,62 @@ TEST(ModelConfigNames, Spellings) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// What the kernels can represent, checked at import (hardening)
+//===----------------------------------------------------------------------===//
+
+TEST(ModelConfigLimits, NumbersMustBeNormalFloat32) {
+  for (double bad : {1e-50, 1e308, -1e39, 1e-39}) {
+    json config = llamaBase();
+    config["rms_norm_eps"] = bad;
+    EXPECT_TRUE(failsWith(config, "rms_norm_eps",
+                          "within float32's normal range")) << bad;
+    config = llamaBase();
+    config["rope_theta"] = bad;
+    EXPECT_TRUE(failsWith(config, "rope_theta",
+                          "within float32's normal range")) << bad;
+  }
+  // The range's ends are float32 values and pass.
+  json config = llamaBase();
+  config["rms_norm_eps"] = double(std::numeric_limits<float>::min());
+  EXPECT_TRUE(importModelConfig(config.dump()).ok());
+
+  json spec = minimalSpec();
+  spec["layer_kinds"][0]["softmax_scale"] = 1e39;
+  EXPECT_TRUE(failsWith(spec, "layer_kinds[0].softmax_scale",
+                        "it becomes a float constant"));
+  spec = minimalSpec();
+  spec["layer_kinds"][1]["logit_softcap"] = 1e300;
+  EXPECT_TRUE(failsWith(spec, "layer_kinds[1].logit_softcap",
+                        "within float32's normal range"));
+}
+
+TEST(ModelConfigLimits, DerivedSoftmaxScaleMustBeAFloat32) {
+  // Each input is in range; DeepSeek's mscale squared is not.
+  json config = exampleJson("deepseek-v3.json");
+  config["rope_scaling"]["mscale_all_dim"] = 1e30;
+  EXPECT_TRUE(failsWith(config, "rope_scaling", "gives a softmax scale that"));
+}
+
+TEST(ModelConfigLimits, HeadDimsWithinWhatTheKernelsTake) {
+  json config = llamaBase();
+  config["head_dim"] = 512;
+  EXPECT_TRUE(importModelConfig(config.dump()).ok());
+  config["head_dim"] = 513; // pads to 528
+  EXPECT_TRUE(failsWith(config, "head_dim", "must be in [1, 512]"));
+  config["head_dim"] = 100000;
+  EXPECT_TRUE(failsWith(config, "head_dim", "got 100000"));
+  json spec = minimalSpec();
+  spec["layer_kinds"][1]["v_head_dim"] = 600;
+  EXPECT_TRUE(failsWith(spec, "layer_kinds[1].v_head_dim", "must be in [1, 512]"));
+}
+
+TEST(ModelConfigLimits, DuplicateKeysAreRefused) {
+  EXPECT_TRUE(failsWithText(
+      R"({"model_type": "llama", "num_attention_heads": 4, "num_attention_heads": 8})",
+      "num_attention_heads", "duplicate key"));
+  EXPECT_TRUE(failsWithText(
+      R"({"model_type": "llama", "rope_scaling": {"factor": 2, "factor": 4}})",
+      "rope_scaling.factor", "duplicate key"));
+}

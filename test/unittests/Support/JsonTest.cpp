@@ -155,3 +155,15 @@ TEST(Json, Identifiers) {
   EXPECT_FALSE(isIdentifier("my-kernel"));
   EXPECT_FALSE(isIdentifier("caf\xc3\xa9"));
 }
+
+TEST(Json, DuplicateKeysAreRefusedWithTheirPath) {
+  EXPECT_EQ(parseMessage(R"({"a": 1, "a": 2})"),
+            "a: duplicate key: given more than once in one object");
+  EXPECT_EQ(parseMessage(R"({"a": {"b": [0, {"c": 1, "c": 1}]}})"),
+            "a.b[1].c: duplicate key: given more than once in one object");
+  EXPECT_EQ(parseMessage(R"({"a": [[], [], {"x": 1}, {"y": 1, "y": 2}]})"),
+            "a[3].y: duplicate key: given more than once in one object");
+  // The same key in sibling objects, or after an object closed, is fine.
+  EXPECT_EQ(parseMessage(R"({"a": {"k": 1}, "b": {"k": 1}, "c": [{"k": 1}, {"k": 2}]})"),
+            "ok");
+}

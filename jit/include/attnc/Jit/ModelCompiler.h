@@ -20,12 +20,23 @@
 #include "attnc/Model/ModelConfig.h"
 #include "attnc/Runtime/Context.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace attnc::jit {
+
+/// One kernel's build has ended (ModelCompileOptions::on_kernel_built).
+struct KernelBuildEvent {
+  std::string name;       ///< entry point
+  size_t done = 0;        ///< kernels ended so far, this one included
+  size_t total = 0;       ///< kernels of the model
+  double elapsed_ms = 0;  ///< since the first kernel's build started
+  bool ok = true;         ///< false: the build failed (the error follows)
+  runtime::BuildOutcome outcome = runtime::BuildOutcome::Compiled;
+};
 
 struct ModelCompileOptions {
   /// Target arch; the kernels are compiled for this one only.
@@ -34,6 +45,10 @@ struct ModelCompileOptions {
   LayerBuildOptions layer;
   /// Keep the module's IR after each pipeline stage (for `attnc compile`).
   bool keep_stage_ir = false;
+  /// Called as each kernel's build ends (NVRTC, a cache hit or an error),
+  /// one call at a time, from the thread that built it: `done` of `total`
+  /// kernels have ended. For progress reports; may be empty.
+  std::function<void(const KernelBuildEvent &)> on_kernel_built;
 };
 
 /// The module after one stage of the pipeline.
