@@ -77,7 +77,8 @@ def test_unloadable_file_is_a_clear_error(fresh_lookup, tmp_path):
 
 
 def test_package_copy_comes_before_the_build_tree(fresh_lookup, tmp_path):
-    real = Path(attnc.library_path())
+    # Absolute: a relative ATTNC_LIBRARY would make the symlink dangle.
+    real = Path(attnc.library_path()).resolve()
     fresh_lookup.delenv("ATTNC_LIBRARY", raising=False)
     package = tmp_path / "pkg"
     (package / "_lib").mkdir(parents=True)
@@ -92,7 +93,8 @@ def test_package_copy_comes_before_the_build_tree(fresh_lookup, tmp_path):
 
 
 def test_build_tree_is_the_fallback(fresh_lookup, tmp_path):
-    real = Path(attnc.library_path())
+    # Absolute: a relative ATTNC_LIBRARY would make the symlink dangle.
+    real = Path(attnc.library_path()).resolve()
     fresh_lookup.delenv("ATTNC_LIBRARY", raising=False)
     repo_lib = tmp_path / "repo" / "build" / "lib"
     repo_lib.mkdir(parents=True)

@@ -42,3 +42,22 @@ func.func @wide__attention(%q: tensor<?x4x2xbf16>, %kc: tensor<?x16x2x2xbf16>, %
   %o = attn.paged_attention %q, %kc, %vc, %tables, %lens, %starts {softmax_scale = 0.5 : f64, schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 16, v_dim_padded = 272, gqa_pack = 2, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>} : tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x264xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x4x264xbf16>
   return %o : tensor<?x4x264xbf16>
 }
+
+// -----
+
+// Every value printed as a float literal must be a normal float32: a
+// softmax scale of 1e39 would print as a literal NVRTC rejects (or inf).
+func.func @huge_scale__attention(%q: tensor<?x16x128xbf16>, %kc: tensor<?x64x2x128xbf16>, %vc: tensor<?x64x2x128xbf16>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>) -> tensor<?x16x128xbf16> attributes {attn.kernel = "attention", attn.layer = "huge_scale"} {
+  // expected-error @+1 {{'attn.paged_attention' op cannot be emitted: softmax_scale must be 0 or finite of magnitude within float32's normal range [1.17549435e-38, 3.40282347e+38] (it becomes a float constant in the kernels), got 1.000000e+39}}
+  %o = attn.paged_attention %q, %kc, %vc, %tables, %lens, %starts {softmax_scale = 1.0e39 : f64, schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>} : tensor<?x16x128xbf16>, tensor<?x64x2x128xbf16>, tensor<?x64x2x128xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
+  return %o : tensor<?x16x128xbf16>
+}
+
+// -----
+
+// A softcap below float32's normal range.
+func.func @tiny_softcap__attention(%q: tensor<?x16x128xbf16>, %kc: tensor<?x64x2x128xbf16>, %vc: tensor<?x64x2x128xbf16>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>) -> tensor<?x16x128xbf16> attributes {attn.kernel = "attention", attn.layer = "tiny_softcap"} {
+  // expected-error @+1 {{'attn.paged_attention' op cannot be emitted: logit_softcap must be 0 or finite}}
+  %o = attn.paged_attention %q, %kc, %vc, %tables, %lens, %starts {softmax_scale = 0.088 : f64, logit_softcap = 1.0e-300 : f64, schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>} : tensor<?x16x128xbf16>, tensor<?x64x2x128xbf16>, tensor<?x64x2x128xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
+  return %o : tensor<?x16x128xbf16>
+}
