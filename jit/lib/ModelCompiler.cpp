@@ -181,6 +181,8 @@ const char *kModelBundleFormat = "attnc-model-bundle";
 constexpr int kModelBundleVersion = 1;
 /// The manifest embeds kernel ABIs and the config spec, a few levels deep.
 constexpr std::size_t kMaxManifestDepth = 64;
+/// A manifest is kilobytes of JSON; refuse anything absurd before parsing.
+constexpr std::size_t kMaxManifestBytes = std::size_t(64) << 20;
 
 } // namespace
 
@@ -291,7 +293,8 @@ Status writeModelBundle(const CompiledModel &model,
 
 Result<CompiledModel> loadModelBundle(const std::string &directory) {
   namespace fu = file_util;
-  Result<std::string> text = fu::readFile(directory + "/manifest.json");
+  Result<std::string> text =
+      fu::readFile(directory + "/manifest.json", kMaxManifestBytes);
   if (!text)
     return text.status();
   auto corrupt = [&](const std::string &field, const std::string &rule) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef ATTNC_VERSION_STRING
@@ -159,10 +160,33 @@ Result<CachedBinary> decodeEntry(std::string_view file, const std::string &key,
 class FileLock {
 public:
   explicit FileLock(const std::string &path) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) {
-      error_ =
-          "cannot open lock file " + path + ": " + file_util::errnoText(errno);
+    // O_NOFOLLOW | O_NONBLOCK: a link or a FIFO at the name is neither
+    // followed nor waited on. Anything there that is not a regular file
+    // (attnc only ever creates those) is replaced, once.
+    constexpr int kFlags =
+        O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    for (int attempt = 0;; ++attempt) {
+      fd_ = ::open(path.c_str(), kFlags, 0644);
+      int error = fd_ < 0 ? errno : 0;
+      struct stat info;
+      if (fd_ >= 0 && ::fstat(fd_, &info) == 0 && S_ISREG(info.st_mode))
+        break;
+      if (fd_ >= 0) {
+        ::close(fd_);
+        fd_ = -1;
+      }
+      // ELOOP: a link; EISDIR: a directory; ENXIO: a socket.
+      bool not_a_file =
+          error == 0 || error == ELOOP || error == EISDIR || error == ENXIO;
+      if (attempt == 0 && not_a_file) {
+        Status removed = file_util::removeTree(path);
+        replaced_ = "lock file " + path + " was not a regular file; " +
+                    (removed ? "replaced" : removed.message());
+        if (removed)
+          continue;
+      }
+      error_ = "cannot open lock file " + path + ": " +
+               (error ? file_util::errnoText(error) : "not a regular file");
       return;
     }
     while (::flock(fd_, LOCK_EX) != 0) {
@@ -182,11 +206,40 @@ public:
   }
   bool held() const { return fd_ >= 0; }
   const std::string &error() const { return error_; }
+  /// Non-empty when something else stood at the lock file's name.
+  const std::string &replaced() const { return replaced_; }
 
 private:
   int fd_ = -1;
   std::string error_;
+  std::string replaced_;
 };
+
+/// Makes `path` a real directory: created when missing, and whatever else
+/// stands there (a link, a file, a FIFO) removed first -- without following
+/// it -- and said in `replaced`.
+Status makeRealDirectory(const std::string &path, std::string &replaced) {
+  struct stat info;
+  if (::lstat(path.c_str(), &info) == 0) {
+    if (S_ISDIR(info.st_mode))
+      return Status();
+    replaced = path + " was " +
+               (S_ISLNK(info.st_mode) ? "a symbolic link" : "not a directory") +
+               "; replaced by a directory";
+    if (Status s = file_util::removeTree(path); !s)
+      return s;
+  } else if (errno != ENOENT) {
+    return Status(StatusCode::IoError, path,
+                  "cannot stat: " + file_util::errnoText(errno));
+  }
+  return file_util::makeDirectories(path);
+}
+
+/// 64 lowercase hex digits.
+bool isKeyDigest(const std::string &key) {
+  return key.size() == 64 &&
+         key.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
 
 } // namespace
 
@@ -231,10 +284,7 @@ KernelCache::KernelCache(KernelCacheOptions options)
     : options_(std::move(options)) {
   if (options_.disabled || options_.directory.empty())
     return;
-  Status made = file_util::makeDirectories(options_.directory + "/kernels");
-  if (made)
-    made = file_util::makeDirectories(options_.directory + "/locks");
-  if (!made) {
+  if (Status made = makeDirectories(); !made) {
     warn("kernel cache directory unusable, caching in memory only: " +
          made.message());
     return;
@@ -248,6 +298,23 @@ KernelCache::~KernelCache() {
     if (!s)
       warn("unloading a kernel module failed: " + s.message());
   }
+}
+
+Status KernelCache::makeDirectories() const {
+  // The root may be a link (a ~/.cache on another disk is the user's
+  // choice); kernels/ and locks/ are attnc's and must be real directories,
+  // so that an entry's path leads nowhere else.
+  if (Status s = file_util::makeDirectories(options_.directory); !s)
+    return s;
+  for (const char *child : {"/kernels", "/locks"}) {
+    std::string replaced;
+    Status made = makeRealDirectory(options_.directory + child, replaced);
+    if (!replaced.empty())
+      warn("kernel cache: " + replaced);
+    if (!made)
+      return made;
+  }
+  return Status();
 }
 
 void KernelCache::warn(const std::string &message) const {
@@ -280,7 +347,9 @@ std::string KernelCache::computeKey(const NvrtcCompiler &compiler,
 std::string KernelCache::entryPath(const std::string &key,
                                    const std::string &arch,
                                    const NvrtcVersion &version) const {
-  if (!disk_enabled_)
+  // The name is made only of the key digest, a validated arch and two
+  // numbers, so it stays inside kernels/ (getOrCompile validated the arch).
+  if (!disk_enabled_ || !isKeyDigest(key) || !validateArch(arch))
     return "";
   return options_.directory + "/kernels/" + key + "-" + arch + "-nvrtc" +
          version.str() + ".bin";
@@ -385,13 +454,17 @@ KernelCache::SharedResult KernelCache::loadOrCompile(
   const std::string nvrtc_version = compiler.version().str();
   const std::string &path = report.entry_path;
 
+  // None when there is no entry, else the binary or why the thing at the
+  // entry's name is not a valid entry. Only a regular file, never through a
+  // link, and refused by size before it is read (see readFile).
   auto readEntry = [&]() -> std::optional<Result<CachedBinary>> {
-    auto file = file_util::readFile(path);
+    auto file = file_util::readFile(path, kMaxCacheEntryBytes,
+                                    file_util::Symlinks::Refuse);
     if (!file) {
-      if (file.status().code() != StatusCode::NotFound)
-        warn("kernel cache entry unreadable, recompiling: " +
-             file.status().message());
-      return std::nullopt; // missing: compile
+      if (file.status().code() == StatusCode::NotFound)
+        return std::nullopt;
+      return Result<CachedBinary>(
+          Status(StatusCode::Corrupt, "", file.status().rule));
     }
     return decodeEntry(*file, key, arch, nvrtc_version);
   };
@@ -403,26 +476,27 @@ KernelCache::SharedResult KernelCache::loadOrCompile(
         std::make_shared<CachedBinary>(std::move(binary)));
   };
 
+  const bool use_disk = disk_enabled_ && !path.empty();
   std::unique_ptr<FileLock> file_lock;
-  if (disk_enabled_) {
+  if (use_disk) {
     // Fast path without the lock: entries appear by rename, so a present
-    // file is complete (or corrupt for some other reason, handled below).
+    // file is complete (or bad for some other reason: reported and repaired
+    // below, under the lock, once).
     if (auto entry = readEntry(); entry && entry->ok())
       return diskHit(std::move(**entry));
 
-    // The directories may have been removed since the cache was made (a
-    // cleaned ~/.cache): recreate them rather than lose the disk cache.
-    // Only on this miss path, where a compile follows anyway.
-    Status made = file_util::makeDirectories(options_.directory + "/kernels");
-    if (made)
-      made = file_util::makeDirectories(options_.directory + "/locks");
-    if (!made)
+    // The directories may have been removed (a cleaned ~/.cache) or
+    // replaced since the cache was made: remake them rather than lose the
+    // disk cache. Only on this miss path, where a compile follows anyway.
+    if (Status made = makeDirectories(); !made)
       warn("kernel cache: " + made.message());
 
     auto lock_start = Clock::now();
     file_lock = std::make_unique<FileLock>(options_.directory + "/locks/" +
                                            key + ".lock");
     report.lock_wait_ms = millisecondsSince(lock_start);
+    if (!file_lock->replaced().empty())
+      warn("kernel cache: " + file_lock->replaced());
     if (!file_lock->held())
       warn("kernel cache: " + file_lock->error() +
            "; compiling without cross-process exclusion");
@@ -431,11 +505,13 @@ KernelCache::SharedResult KernelCache::loadOrCompile(
     if (auto entry = readEntry(); entry) {
       if (entry->ok())
         return diskHit(std::move(**entry));
+      // A symlink, FIFO, device, directory, oversized or corrupt file: a
+      // miss. Removed (a link itself, never its target; a directory with
+      // its tree), so the rename below can put a good entry in its place.
       warn("kernel cache: corrupt entry " + path + " (" + entry->status().rule +
            "); deleted, recompiling");
-      if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-        warn("kernel cache: cannot delete " + path + ": " +
-             file_util::errnoText(errno));
+      if (Status removed = file_util::removeTree(path); !removed)
+        warn("kernel cache: cannot delete " + path + ": " + removed.message());
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.corrupt_entries;
     }
@@ -457,9 +533,15 @@ KernelCache::SharedResult KernelCache::loadOrCompile(
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.compiles;
   }
-  if (disk_enabled_) {
+  if (use_disk) {
     // Still under the file lock: the next process finds the entry.
-    if (Status s = file_util::writeFileAtomic(path, encodeEntry(*binary)); !s)
+    std::string entry = encodeEntry(*binary);
+    if (entry.size() > kMaxCacheEntryBytes)
+      warn("kernel cache: not storing an entry of " +
+           std::to_string(entry.size()) + " bytes, over the " +
+           std::to_string(kMaxCacheEntryBytes >> 20) +
+           " MiB an entry may have");
+    else if (Status s = file_util::writeFileAtomic(path, entry); !s)
       warn("kernel cache: cannot store entry: " + s.message());
   }
   return std::shared_ptr<const CachedBinary>(std::move(binary));

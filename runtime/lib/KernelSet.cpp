@@ -23,6 +23,8 @@ namespace {
 
 constexpr const char *kBundleFormat = "attnc-kernel-bundle";
 constexpr int64_t kBundleFormatVersion = 1;
+/// A manifest is kilobytes of JSON; refuse anything absurd before parsing.
+constexpr std::size_t kMaxManifestBytes = std::size_t(64) << 20;
 // st_other flag nvcc/NVRTC set on kernel entry points (vs device functions).
 constexpr unsigned char kCudaEntryFlag = 0x10;
 #ifndef EM_CUDA
@@ -347,7 +349,7 @@ Status KernelSet::writeBundle(const std::string &directory) const {
 
 Result<KernelSet> KernelSet::loadBundle(const std::string &directory) {
   std::string manifest_path = directory + "/manifest.json";
-  auto text = file_util::readFile(manifest_path);
+  auto text = file_util::readFile(manifest_path, kMaxManifestBytes);
   if (!text)
     return text.status();
   auto manifest = json_util::parseObject(*text, manifest_path, kMaxJsonDepth);

@@ -1072,6 +1072,13 @@ TEST(ModelConfigErrors, Files) {
   TempFile good("attnc-good-config.json", llamaBase().dump());
   result = importModelConfigFile(good.path());
   EXPECT_TRUE(result.ok());
+
+  // A device is refused, not read forever; so is a FIFO (readFile's tests
+  // check that it does not wait for a writer).
+  result = importModelConfigFile("/dev/zero");
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().rule,
+            "cannot read file: not a regular file (a character device)");
 }
 
 /// The CLI's lit inputs give the errors their README promises.

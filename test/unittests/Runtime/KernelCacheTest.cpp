@@ -8,10 +8,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <fcntl.h>
+#include <future>
 #include <mutex>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -170,8 +174,22 @@ TEST(KernelCache, KeyCoversEverythingThatChangesTheBinary) {
 
 namespace {
 
+/// The process's peak resident set so far, in bytes.
+long peakRssBytes() {
+  struct rusage usage;
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss * 1024L;
+}
+
+bool isRegularFile(const std::string &path) {
+  struct stat info;
+  return ::lstat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
 /// Compiles once into `dir`, damages the entry with `damage`, and checks that
-/// a fresh cache reports it, deletes it, recompiles and stores a good one.
+/// a fresh cache reports it once, deletes it, recompiles and stores a good
+/// one (a regular file), without reading more than a bounded amount, and
+/// that the next cache is a clean disk hit.
 void expectCorruptionRecovered(
     const std::function<void(const std::string &path)> &damage,
     const std::string &expected_reason) {
@@ -190,7 +208,10 @@ void expectCorruptionRecovered(
 
   Warnings warnings;
   KernelCache cache(diskOptions(dir.path(), &warnings));
+  long rss_before = peakRssBytes();
   auto again = cache.getOrCompile(*compiler, testRequest(), "sm_90a");
+  // Far below what reading /dev/zero or a 1 GiB file would cost.
+  EXPECT_LT(peakRssBytes() - rss_before, 128L << 20);
   ASSERT_TRUE(again) << again.status().message();
   EXPECT_EQ(again->report.outcome, BuildOutcome::Compiled);
   EXPECT_EQ(again->binary->cubin, cubin);
@@ -201,6 +222,7 @@ void expectCorruptionRecovered(
   EXPECT_NE(warnings.messages[0].find(expected_reason), std::string::npos)
       << warnings.messages[0];
   EXPECT_NE(warnings.messages[0].find("recompiling"), std::string::npos);
+  EXPECT_TRUE(isRegularFile(path));
 
   // The rewritten entry is good.
   Warnings none;
@@ -209,6 +231,53 @@ void expectCorruptionRecovered(
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->report.outcome, BuildOutcome::DiskHit);
   EXPECT_TRUE(none.messages.empty());
+}
+
+/// A path one thread sets and another reads.
+class SharedPath {
+public:
+  void set(const std::string &path) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    path_ = path;
+  }
+  std::string get() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return path_;
+  }
+
+private:
+  std::mutex mutex_;
+  std::string path_;
+};
+
+/// Runs `body` on another thread, failing the test if it has not finished
+/// within 60 s; it is then released by opening and closing the write end of
+/// the FIFO at `fifo` (what a blocked read of it waits for) until it
+/// finishes -- the cache reads an entry twice -- so a regression fails
+/// instead of hanging the suite.
+void runGuardedAgainstFifo(SharedPath &fifo,
+                           const std::function<void()> &body) {
+  auto future = std::async(std::launch::async, body);
+  if (future.wait_for(std::chrono::seconds(60)) == std::future_status::ready)
+    return future.get();
+  std::string path = fifo.get();
+  ADD_FAILURE() << "blocked on the FIFO " << path;
+  do {
+    int writer = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (writer >= 0)
+      ::close(writer);
+  } while (future.wait_for(std::chrono::milliseconds(100)) !=
+           std::future_status::ready);
+  future.get();
+}
+
+/// Puts `make` in the entry's place (after removing the entry).
+std::function<void(const std::string &)>
+replaceEntry(std::function<void(const std::string &)> make) {
+  return [make](const std::string &path) {
+    ASSERT_TRUE(std::filesystem::remove(path));
+    make(path);
+  };
 }
 
 void flipByte(const std::string &path, long offset_from_end) {
@@ -253,6 +322,167 @@ TEST(KernelCache, FlippedMagicByteIsDetected) {
         writeText(path, bytes);
       },
       "bad magic");
+}
+
+// Anything but a regular file of a sane size at an entry's name is a miss:
+// reported once, removed, recompiled and replaced by a good entry.
+
+TEST(KernelCache, EntryLinkedToDevZeroIsRefusedAndReplaced) {
+  ATTNC_REQUIRE_NVRTC();
+  auto start = std::chrono::steady_clock::now();
+  expectCorruptionRecovered(replaceEntry([](const std::string &path) {
+                              ASSERT_EQ(::symlink("/dev/zero", path.c_str()),
+                                        0);
+                            }),
+                            "it is a symbolic link");
+  // Two compiles, no read of /dev/zero (that ran to 24 GB before).
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+}
+
+TEST(KernelCache, FifoEntryDoesNotBlockAndIsReplaced) {
+  ATTNC_REQUIRE_NVRTC();
+  SharedPath fifo;
+  runGuardedAgainstFifo(fifo, [&] {
+    expectCorruptionRecovered(replaceEntry([&](const std::string &path) {
+                                fifo.set(path);
+                                ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+                              }),
+                              "not a regular file (a FIFO)");
+  });
+}
+
+TEST(KernelCache, OversizedSparseEntryIsRefusedBeforeReading) {
+  ATTNC_REQUIRE_NVRTC();
+  static_assert(kMaxCacheEntryBytes < (std::size_t(1) << 30));
+  expectCorruptionRecovered(
+      replaceEntry([](const std::string &path) {
+        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(::ftruncate(fd, off_t(1) << 30), 0);
+        ::close(fd);
+      }),
+      "file is larger than 256 MiB");
+}
+
+// A folder in an entry's place was never repaired (a recompile and three
+// warnings on every run); now it is removed with its contents.
+TEST(KernelCache, DirectoryInAnEntrysPlaceIsRemovedAndReplaced) {
+  ATTNC_REQUIRE_NVRTC();
+  expectCorruptionRecovered(replaceEntry([](const std::string &path) {
+                              ASSERT_TRUE(std::filesystem::create_directories(
+                                  path + "/inner/deeper"));
+                              writeText(path + "/inner/file", "x");
+                            }),
+                            "not a regular file (a directory)");
+}
+
+// A link to a good entry is not followed (the cache reads only what it
+// wrote), and the file it points to is left alone.
+TEST(KernelCache, LinkToAValidEntryElsewhereIsNotFollowed) {
+  ATTNC_REQUIRE_NVRTC();
+  TempDir outside; // outlives the cache's directory
+  std::string elsewhere = outside / "elsewhere.bin", bytes;
+  expectCorruptionRecovered(
+      [&](const std::string &path) {
+        bytes = readText(path);
+        std::filesystem::copy_file(path, elsewhere);
+        ASSERT_TRUE(std::filesystem::remove(path));
+        ASSERT_EQ(::symlink(elsewhere.c_str(), path.c_str()), 0);
+      },
+      "it is a symbolic link");
+  EXPECT_TRUE(isRegularFile(elsewhere));
+  EXPECT_FALSE(bytes.empty());
+  EXPECT_TRUE(readText(elsewhere) == bytes); // (no dump of a cubin)
+}
+
+TEST(KernelCache, DanglingLinkEntryIsReplaced) {
+  ATTNC_REQUIRE_NVRTC();
+  expectCorruptionRecovered(
+      replaceEntry([](const std::string &path) {
+        ASSERT_EQ(::symlink((path + ".absent").c_str(), path.c_str()), 0);
+      }),
+      "it is a symbolic link");
+}
+
+// The cache root may be a link (the user's choice), but kernels/ is attnc's:
+// a link there is replaced by a real directory and its target left alone.
+TEST(KernelCache, LinkedKernelsDirectoryIsReplacedByARealOne) {
+  ATTNC_REQUIRE_NVRTC();
+  auto compiler = requireCompiler();
+  TempDir dir;
+  std::string root = dir / "root";
+  std::string entry_name;
+  {
+    KernelCache cache(diskOptions(root, nullptr));
+    auto cold = cache.getOrCompile(*compiler, testRequest(), "sm_90a");
+    ASSERT_TRUE(cold);
+    entry_name = std::filesystem::path(cold->report.entry_path).filename();
+  }
+  std::string outside = dir / "outside-kernels";
+  std::filesystem::rename(root + "/kernels", outside);
+  ASSERT_EQ(::symlink(outside.c_str(), (root + "/kernels").c_str()), 0);
+  // A linked root is used as it is.
+  std::string linked_root = dir / "linked-root";
+  ASSERT_EQ(::symlink(root.c_str(), linked_root.c_str()), 0);
+
+  Warnings warnings;
+  {
+    KernelCache cache(diskOptions(linked_root, &warnings));
+    ASSERT_TRUE(cache.diskEnabled());
+    ASSERT_EQ(warnings.messages.size(), 1u);
+    EXPECT_NE(warnings.messages[0].find("kernels was a symbolic link; "
+                                        "replaced by a directory"),
+              std::string::npos)
+        << warnings.messages[0];
+    auto again = cache.getOrCompile(*compiler, testRequest(), "sm_90a");
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->report.outcome, BuildOutcome::Compiled);
+  }
+  EXPECT_TRUE(std::filesystem::is_directory(
+      std::filesystem::symlink_status(root + "/kernels")));
+  EXPECT_TRUE(isRegularFile(outside + "/" + entry_name));
+  EXPECT_TRUE(isRegularFile(root + "/kernels/" + entry_name));
+
+  Warnings none;
+  KernelCache after(diskOptions(linked_root, &none));
+  auto hit = after.getOrCompile(*compiler, testRequest(), "sm_90a");
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->report.outcome, BuildOutcome::DiskHit);
+  EXPECT_TRUE(none.messages.empty()) << none.messages.front();
+}
+
+// A lock file replaced by a directory would make every miss compile without
+// cross-process exclusion (and warn); it is replaced by a regular file.
+TEST(KernelCache, DirectoryInALockFilesPlaceIsReplaced) {
+  ATTNC_REQUIRE_NVRTC();
+  auto compiler = requireCompiler();
+  TempDir dir;
+  std::string key, entry;
+  {
+    KernelCache cache(diskOptions(dir.path(), nullptr));
+    auto cold = cache.getOrCompile(*compiler, testRequest(), "sm_90a");
+    ASSERT_TRUE(cold);
+    key = cold->report.key;
+    entry = cold->report.entry_path;
+  }
+  std::string lock = dir.path() + "/locks/" + key + ".lock";
+  ASSERT_TRUE(std::filesystem::remove(lock));
+  ASSERT_TRUE(std::filesystem::create_directories(lock + "/inner"));
+  ASSERT_TRUE(std::filesystem::remove(entry)); // a miss takes the lock
+
+  Warnings warnings;
+  {
+    KernelCache cache(diskOptions(dir.path(), &warnings));
+    auto again = cache.getOrCompile(*compiler, testRequest(), "sm_90a");
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->report.outcome, BuildOutcome::Compiled);
+  }
+  ASSERT_EQ(warnings.messages.size(), 1u);
+  EXPECT_NE(warnings.messages[0].find("was not a regular file; replaced"),
+            std::string::npos)
+      << warnings.messages[0];
+  EXPECT_TRUE(isRegularFile(lock));
+  EXPECT_TRUE(isRegularFile(entry));
 }
 
 TEST(KernelCache, DisableCacheEnvironmentBypassesBothLevels) {

@@ -17,8 +17,21 @@
 // An entry is: magic "ATTNCKCE", format version, payload length, the key and
 // the SHA-256 of the payload, then the payload (arch, NVRTC version, cubin,
 // PTX, log). It is written to "<name>.tmp.<pid>.<tid>" and renamed into place,
-// so no reader ever sees half an entry. A truncated or altered entry is
-// reported through the warning handler, deleted and recompiled.
+// so no reader ever sees half an entry.
+//
+// The cache trusts no path it did not write. An entry's name is made of the
+// key digest, the validated arch and the NVRTC version only. The root may be
+// a symbolic link (the user's choice, e.g. ~/.cache on another disk), but
+// kernels/ and locks/ must be real directories: anything else there is
+// removed and replaced by one, with a warning. An entry is read only if it
+// is a regular file, opened without following a link (O_NOFOLLOW) or waiting
+// on a FIFO (O_NONBLOCK), of at most kMaxCacheEntryBytes by fstat (checked
+// before reading) and of that exact size when read. Anything else at its
+// name -- a link, a FIFO, a device, a directory, an oversized, truncated or
+// altered file -- is a miss: reported once through the warning handler,
+// removed (a link itself, a directory with its tree, never following a link
+// out of it), recompiled and replaced by a fresh entry, so the next run is a
+// clean disk hit. Lock files are treated the same way.
 //
 // Concurrent requests for one key compile once: threads of one process wait
 // for the compile already in flight; processes take an flock() on the key's
@@ -37,6 +50,7 @@
 #include "attnc/Runtime/NvrtcCompiler.h"
 #include "attnc/Support/Status.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -48,6 +62,11 @@
 #include <utility>
 
 namespace attnc::runtime {
+
+/// The largest disk entry the cache reads or writes: the header and one
+/// kernel set's cubin, PTX and log, with room to spare (real ones are well
+/// under 16 MiB).
+inline constexpr std::size_t kMaxCacheEntryBytes = std::size_t(256) << 20;
 
 /// The attnc version that goes into every cache key ("0.1.0").
 const char *attncVersion();
@@ -119,7 +138,9 @@ struct KernelCacheStats {
   uint64_t memory_hits = 0;
   uint64_t disk_hits = 0;
   uint64_t compiles = 0;
-  uint64_t corrupt_entries = 0; ///< detected, deleted and recompiled
+  /// Bad entries (corrupt, or not a regular file of a sane size) detected,
+  /// deleted and recompiled.
+  uint64_t corrupt_entries = 0;
   uint64_t modules_loaded = 0;
 };
 
@@ -143,7 +164,8 @@ public:
   std::string computeKey(const NvrtcCompiler &compiler,
                          const CompileRequest &request,
                          const std::string &arch) const;
-  /// The disk entry's path for a key (empty without a disk cache).
+  /// The disk entry's path for a key (empty without a disk cache, or when
+  /// `key` is not a digest or `arch` not a valid arch).
   std::string entryPath(const std::string &key, const std::string &arch,
                         const NvrtcVersion &version) const;
 
@@ -174,6 +196,9 @@ private:
                              const CompileRequest &request,
                              const std::string &arch, const std::string &key,
                              CacheReport &report);
+  /// The root, kernels/ and locks/ (the last two real directories, see the
+  /// file comment); warns about anything replaced.
+  Status makeDirectories() const;
   void warn(const std::string &message) const;
 
   KernelCacheOptions options_;
