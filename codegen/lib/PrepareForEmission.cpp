@@ -196,9 +196,12 @@ LogicalResult prepare(FusedPreprocessOp op) {
               "sequence length at run time, which the generated kernel does "
               "not take";
 
+  // The I64Attr getters return uint64_t; the verifier has checked the
+  // values are positive, and HeadShape holds int64_t.
   attnc::HeadShape shape{
-      op.getNumQHeads(), op.getNumKvHeads(), op.getQkHeadDim(),
-      op.getVHeadDim(), static_cast<attnc::GateLayout>(op.getGateLayout())};
+      int64_t(op.getNumQHeads()), int64_t(op.getNumKvHeads()),
+      int64_t(op.getQkHeadDim()), int64_t(op.getVHeadDim()),
+      static_cast<attnc::GateLayout>(op.getGateLayout())};
   attnc::Result<attnc::FusedLayout> layout = attnc::computeFusedLayout(shape);
   if (!layout)
     return op.emitOpError() << layout.error().message();

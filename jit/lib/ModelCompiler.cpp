@@ -263,17 +263,13 @@ Status writeModelBundle(const CompiledModel &model,
                              model.manifestJson() + "\n");
 }
 
-Result<CompiledModel> loadModelBundle(const std::string &directory) {
-  namespace fu = file_util;
-  Result<std::string> text = fu::readFile(directory + "/manifest.json");
-  if (!text)
-    return text.status();
+Result<CompiledModel> parseModelManifest(std::string_view text,
+                                         const std::string &document) {
   auto corrupt = [&](const std::string &field, const std::string &rule) {
-    return Status(StatusCode::Corrupt, directory + "/manifest.json: " + field,
-                  rule);
+    return Status(StatusCode::Corrupt, document + ": " + field, rule);
   };
   Result<nlohmann::json> parsed =
-      json_util::parseObject(*text, "<json>", kMaxManifestDepth);
+      json_util::parseObject(text, "<json>", kMaxManifestDepth);
   if (!parsed)
     return corrupt(parsed.status().field, parsed.status().rule);
   const nlohmann::json &manifest = *parsed;
@@ -315,6 +311,22 @@ Result<CompiledModel> loadModelBundle(const std::string &directory) {
         kernel.name.find_first_of("/\\") != std::string::npos ||
         kernel.name.find("..") != std::string::npos)
       return corrupt(field + ".name", "is not a plain kernel name");
+    model.kernels.push_back(std::move(kernel));
+  }
+  return model;
+}
+
+Result<CompiledModel> loadModelBundle(const std::string &directory) {
+  namespace fu = file_util;
+  const std::string manifest_path = directory + "/manifest.json";
+  Result<std::string> text = fu::readFile(manifest_path);
+  if (!text)
+    return text.status();
+  Result<CompiledModel> model = parseModelManifest(*text, manifest_path);
+  if (!model)
+    return model.status();
+  for (size_t i = 0; i < model->kernels.size(); ++i) {
+    CompiledKernel &kernel = model->kernels[i];
     std::string dir = directory + "/kernels/" + kernel.name;
     Result<std::string> source = fu::readFile(dir + "/" + kernel.name + ".cu");
     if (!source)
@@ -324,10 +336,10 @@ Result<CompiledModel> loadModelBundle(const std::string &directory) {
     if (!set)
       return set.status();
     if (!set->findKernel(kernel.name))
-      return corrupt(field + ".name", "kernel '" + kernel.name +
-                                          "' is not in its bundle " + dir);
+      return Status(StatusCode::Corrupt,
+                    manifest_path + ": kernels[" + std::to_string(i) + "].name",
+                    "kernel '" + kernel.name + "' is not in its bundle " + dir);
     kernel.set = std::make_shared<const runtime::KernelSet>(std::move(*set));
-    model.kernels.push_back(std::move(kernel));
   }
   return model;
 }
