@@ -18,6 +18,8 @@ set(ATTNC_SANITIZE_FLAGS
   -fno-omit-frame-pointer)
 add_compile_options(${ATTNC_SANITIZE_FLAGS} -fsanitize=fuzzer-no-link -g -O1)
 add_link_options(-fsanitize=address,undefined)
+# LLVM's allocator annotations off (the header says why).
+add_compile_options(-include ${ATTNC_SOURCE_DIR}/test/fuzz/LlvmAsanAnnotations.h)
 # Keep assertions: CMake's build-type flags would add -DNDEBUG.
 foreach(config RELEASE RELWITHDEBINFO MINSIZEREL)
   string(REPLACE "-DNDEBUG" "" CMAKE_CXX_FLAGS_${config} "${CMAKE_CXX_FLAGS_${config}}")

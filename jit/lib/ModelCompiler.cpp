@@ -232,9 +232,12 @@ Result<CompiledModel> compileModelIr(runtime::Context &context,
   mlirContext.loadDialect<attn::AttnDialect, func::FuncDialect,
                           arith::ArithDialect>();
   DiagnosticCollector diagnostics(mlirContext);
+  // MLIR's lexer finds the end of its buffer by a NUL after the last byte;
+  // parseSourceString does not add one, and a string_view need not have one
+  // (the parser would read past the caller's buffer). A copy has it.
+  const std::string text(mlir_text);
   OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(llvm::StringRef(mlir_text.data(), mlir_text.size()),
-                                  ParserConfig(&mlirContext));
+      parseSourceString<ModuleOp>(text, ParserConfig(&mlirContext));
   if (!module)
     return diagnostics.status(StatusCode::InvalidArgument, "mlir",
                               "the IR does not parse or verify");

@@ -157,12 +157,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   context.loadAllAvailableDialects();
   ErrorCounter counter(context);
 
+  // MLIR's lexer stops at a NUL after the buffer, which libFuzzer's input
+  // does not have (jit::compileModelIr copies for the same reason).
+  const std::string source(text);
   ParserConfig config(&context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(llvm::StringRef(text.data(), size), config);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, config);
   if (!module) {
     checkFailureExplained(counter, 0, "the IR was refused without an error",
-                          std::string(text));
+                          source);
     return 0;
   }
 
