@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The test command: set-up, build, then the lit suite and the gtest suite.
-# Prints each suite's counts and a closing "N passed, N failed, N skipped"
-# line (skipped: lit's unsupported, gtest's and pytest's skipped, among them
-# the GPU tests on a machine without one); exits non-zero if any test fails.
+# The test command: set-up, build, then the lit suite, the gtest suite, the
+# pytest suite and the fuzz targets (scripts/fuzz.sh, 60 s each). Prints
+# each suite's counts and a closing "N passed, N failed, N skipped" line
+# (skipped: lit's unsupported, gtest's and pytest's skipped, among them the
+# GPU tests on a machine without one); exits non-zero if any test fails.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${ATTNC_BUILD_DIR:-$root/build}
@@ -62,7 +63,26 @@ failed=$((failed + ${py_failed:-0}))
 skipped=$((skipped + ${py_skipped:-0}))
 echo "pytest: ${py_passed:-0} passed, ${py_failed:-0} failed, ${py_skipped:-0} skipped (GPU tests: skipped: no GPU unless one is present)"
 
-rm -f "$lit_log" "$gtest_log" "$py_log"
+# The libFuzzer targets (test/fuzz): their own build (build-fuzz, clang-22
+# with ASan and UBSan), the regression inputs, then 60 s of fuzzing each. A
+# crash, sanitizer report, leak or timeout is a failed target.
+# ATTNC_FUZZ_SECONDS=0 skips this step.
+fuzz_seconds=${ATTNC_FUZZ_SECONDS:-60}
+fuzz_log=$(mktemp)
+if [[ $fuzz_seconds != 0 ]]; then
+  echo "== fuzz ($fuzz_seconds s each)"
+  "$root/scripts/fuzz.sh" "$fuzz_seconds" 2>&1 | tee "$fuzz_log"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+  f_passed=$(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$fuzz_log" | tail -1)
+  f_failed=$(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$fuzz_log" | tail -1)
+  passed=$((passed + ${f_passed:-0}))
+  failed=$((failed + ${f_failed:-0}))
+  echo "fuzz: ${f_passed:-0} targets passed, ${f_failed:-0} failed"
+else
+  echo "== fuzz: skipped (ATTNC_FUZZ_SECONDS=0)"
+fi
+
+rm -f "$lit_log" "$gtest_log" "$py_log" "$fuzz_log"
 if [[ $status -ne 0 && $failed -eq 0 ]]; then
   failed=1 # a runner failed without a countable test failure (crash, build)
 fi

@@ -8,7 +8,9 @@ config.name = "ATTNC"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py",
-                   "lit.site.cfg.py", "unittests", "gpu"]
+                   "lit.site.cfg.py", "unittests", "gpu",
+                   # fuzzer inputs (scripts/fuzz.sh runs them), not lit tests
+                   "fuzz"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attnc_obj_root, "test")
 

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "EmitterSupport.h"
 
+#include "attnc/Support/Json.h"
+
 using namespace mlir;
 using namespace attnc::attn;
 
@@ -22,6 +24,18 @@ FailureOr<std::vector<EmittedKernel>> emitCudaKernels(ModuleOp module) {
     auto kind = function->getAttrOfType<StringAttr>("attn.kernel");
     if (!kind)
       continue;
+    // The header comment and the ABI name the layer (attn-outline-kernels
+    // records it); a hand-written kernel function may lack it.
+    if (!function->getAttrOfType<StringAttr>("attn.layer"))
+      return function.emitOpError()
+             << "is a kernel function without a string attn.layer (the layer "
+                "function it was outlined from)";
+    // The symbol is the extern "C" entry point. Names from a config are
+    // identifiers; a layer function written by hand need not be.
+    if (!json_util::isIdentifier(function.getSymName().str()))
+      return function.emitOpError()
+             << "is a kernel function whose name is not a C identifier (it "
+                "is the CUDA entry point)";
     FailureOr<EmittedKernel> kernel = failure();
     if (kind.getValue() == "preprocess") {
       auto ops = function.getOps<FusedPreprocessOp>();

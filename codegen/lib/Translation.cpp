@@ -17,6 +17,35 @@ using namespace mlir;
 
 namespace attnc {
 
+LogicalResult translateAttnToCuda(ModuleOp module, raw_ostream &os) {
+  // Preparation records derived constants; running it here keeps the
+  // translation usable on any kernel-form module. A module whose kernel ops
+  // all carry their emission attribute is printed as it is (so that lit can
+  // hand the printer a prepared module).
+  bool prepared = true;
+  module.walk([&](Operation *kernelOp) {
+    if (isa<attn::FusedPreprocessOp, attn::PagedAttentionOp>(kernelOp) &&
+        !kernelOp->hasAttr(kEmissionAttr))
+      prepared = false;
+  });
+  if (!prepared) {
+    PassManager pm(module.getContext());
+    pm.addPass(createAttnPrepareEmission());
+    if (failed(pm.run(module)))
+      return failure();
+  }
+  FailureOr<std::vector<EmittedKernel>> kernels = emitCudaKernels(module);
+  if (failed(kernels))
+    return failure();
+  for (const EmittedKernel &kernel : *kernels) {
+    os << "// ===== kernel " << kernel.name << " (" << kernel.kind
+       << ") =====\n"
+       << kernel.source << "// ===== abi " << kernel.name << " =====\n"
+       << runtime::kernelAbiToJson(kernel.abi) << "\n";
+  }
+  return success();
+}
+
 void registerAttnToCudaTranslation() {
   TranslateFromMLIRRegistration registration(
       "attn-to-cuda", "print the CUDA C++ and ABI of each kernel",
@@ -24,32 +53,7 @@ void registerAttnToCudaTranslation() {
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
           return op->emitError() << "expected a module";
-        // Preparation records derived constants; running it here keeps the
-        // translation usable on any kernel-form module. A module whose
-        // kernel ops all carry their emission attribute is printed as it
-        // is (so that lit can hand the printer a prepared module).
-        bool prepared = true;
-        module.walk([&](Operation *kernelOp) {
-          if (isa<attn::FusedPreprocessOp, attn::PagedAttentionOp>(kernelOp) &&
-              !kernelOp->hasAttr(kEmissionAttr))
-            prepared = false;
-        });
-        if (!prepared) {
-          PassManager pm(op->getContext());
-          pm.addPass(createAttnPrepareEmission());
-          if (failed(pm.run(module)))
-            return failure();
-        }
-        FailureOr<std::vector<EmittedKernel>> kernels = emitCudaKernels(module);
-        if (failed(kernels))
-          return failure();
-        for (const EmittedKernel &kernel : *kernels) {
-          os << "// ===== kernel " << kernel.name << " (" << kernel.kind
-             << ") =====\n"
-             << kernel.source << "// ===== abi " << kernel.name << " =====\n"
-             << runtime::kernelAbiToJson(kernel.abi) << "\n";
-        }
-        return success();
+        return translateAttnToCuda(module, os);
       },
       [](DialectRegistry &registry) {
         registry.insert<attn::AttnDialect, func::FuncDialect,

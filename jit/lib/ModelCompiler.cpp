@@ -260,9 +260,12 @@ Result<CompiledModel> compileModelIr(runtime::Context &context,
   mlirContext.loadDialect<attn::AttnDialect, func::FuncDialect,
                           arith::ArithDialect>();
   DiagnosticCollector diagnostics(mlirContext);
+  // MLIR's lexer finds the end of its buffer by a NUL after the last byte;
+  // parseSourceString does not add one, and a string_view need not have one
+  // (the parser would read past the caller's buffer). A copy has it.
+  const std::string text(mlir_text);
   OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(llvm::StringRef(mlir_text.data(), mlir_text.size()),
-                                  ParserConfig(&mlirContext));
+      parseSourceString<ModuleOp>(text, ParserConfig(&mlirContext));
   if (!module)
     return diagnostics.status(StatusCode::InvalidArgument, "mlir",
                               "the IR does not parse or verify");
@@ -291,18 +294,13 @@ Status writeModelBundle(const CompiledModel &model,
                              model.manifestJson() + "\n");
 }
 
-Result<CompiledModel> loadModelBundle(const std::string &directory) {
-  namespace fu = file_util;
-  Result<std::string> text =
-      fu::readFile(directory + "/manifest.json", kMaxManifestBytes);
-  if (!text)
-    return text.status();
+Result<CompiledModel> parseModelManifest(std::string_view text,
+                                         const std::string &document) {
   auto corrupt = [&](const std::string &field, const std::string &rule) {
-    return Status(StatusCode::Corrupt, directory + "/manifest.json: " + field,
-                  rule);
+    return Status(StatusCode::Corrupt, document + ": " + field, rule);
   };
   Result<nlohmann::json> parsed =
-      json_util::parseObject(*text, "<json>", kMaxManifestDepth);
+      json_util::parseObject(text, "<json>", kMaxManifestDepth);
   if (!parsed)
     return corrupt(parsed.status().field, parsed.status().rule);
   const nlohmann::json &manifest = *parsed;
@@ -344,6 +342,22 @@ Result<CompiledModel> loadModelBundle(const std::string &directory) {
         kernel.name.find_first_of("/\\") != std::string::npos ||
         kernel.name.find("..") != std::string::npos)
       return corrupt(field + ".name", "is not a plain kernel name");
+    model.kernels.push_back(std::move(kernel));
+  }
+  return model;
+}
+
+Result<CompiledModel> loadModelBundle(const std::string &directory) {
+  namespace fu = file_util;
+  const std::string manifest_path = directory + "/manifest.json";
+  Result<std::string> text = fu::readFile(manifest_path, kMaxManifestBytes);
+  if (!text)
+    return text.status();
+  Result<CompiledModel> model = parseModelManifest(*text, manifest_path);
+  if (!model)
+    return model.status();
+  for (size_t i = 0; i < model->kernels.size(); ++i) {
+    CompiledKernel &kernel = model->kernels[i];
     std::string dir = directory + "/kernels/" + kernel.name;
     Result<std::string> source = fu::readFile(dir + "/" + kernel.name + ".cu");
     if (!source)
@@ -353,10 +367,10 @@ Result<CompiledModel> loadModelBundle(const std::string &directory) {
     if (!set)
       return set.status();
     if (!set->findKernel(kernel.name))
-      return corrupt(field + ".name", "kernel '" + kernel.name +
-                                          "' is not in its bundle " + dir);
+      return Status(StatusCode::Corrupt,
+                    manifest_path + ": kernels[" + std::to_string(i) + "].name",
+                    "kernel '" + kernel.name + "' is not in its bundle " + dir);
     kernel.set = std::make_shared<const runtime::KernelSet>(std::move(*set));
-    model.kernels.push_back(std::move(kernel));
   }
   return model;
 }

@@ -43,6 +43,12 @@ struct EmittedKernel {
 /// Emits every kernel function of a prepared module (diagnostics on failure).
 mlir::FailureOr<std::vector<EmittedKernel>> emitCudaKernels(mlir::ModuleOp module);
 
+/// The `attn-to-cuda` translation: runs attn-prepare-emission unless every
+/// kernel op already carries its emission attribute, then prints each
+/// kernel's source and ABI JSON between marker lines.
+mlir::LogicalResult translateAttnToCuda(mlir::ModuleOp module,
+                                        llvm::raw_ostream &os);
+
 /// Registers the `attn-to-cuda` translation (kernel form in, sources and
 /// ABIs out) for attn-translate.
 void registerAttnToCudaTranslation();

@@ -101,6 +101,13 @@ Status writeModelBundle(const CompiledModel &model,
                         const std::string &directory);
 Result<CompiledModel> loadModelBundle(const std::string &directory);
 
+/// The manifest part of loadModelBundle: reads the text of a model manifest
+/// (format, version, arch, model type, config spec; each kernel's name, kind,
+/// layer and schedule) and opens no file, so the kernels have no source or
+/// set. Errors are Corrupt, their field prefixed with `document`.
+Result<CompiledModel> parseModelManifest(std::string_view text,
+                                         const std::string &document);
+
 } // namespace attnc::jit
 
 #endif // ATTNC_JIT_MODELCOMPILER_H

@@ -1,0 +1,4 @@
+func.func @unused_fused_gate(%qkv: tensor<?x15xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x16x1x2xbf16>, %vc: tensor<?x16x1x3xbf16>) -> (tensor<?x2x2xbf16>, tensor<?x16x1x2xbf16>, tensor<?x16x1x3xbf16>) {
+  %q, %kc2, %vc2, %g = attn.fused_preprocess %qkv, %slots into %kc, %vc {num_q_heads = 2, num_kv_heads = 1, qk_head_dim = 2, v_head_dim = 3, gate_layout = #attn.gate_layout<qkvg>, stages = []} : tensor<?x15xbf16>, tensor<?xi64> into tensor<?x16x1x2xbf16>, tensor<?x16x1x3xbf16> -> tensor<?x2x2xbf16>, tensor<?x2x3xbf16>
+  return %q, %kc2, %vc2 : tensor<?x2x2xbf16>, tensor<?x16x1x2xbf16>, tensor<?x16x1x3xbf16>
+}

@@ -1,0 +1,4 @@
+func.func @pair_no_rope__preprocess(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>) -> (tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>) attributes {attn.kernel = "preprocess", attn.layer = "x"} {
+  %q, %kc2, %vc2 = attn.fused_preprocess %qkv, %slots into %kc, %vc {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3, stages = [], schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 1, threads_per_block = 32, heads_per_block = 32, tokens_per_block = 4, min_blocks_per_sm = 20, pair_layout = true, prefetch = 1>} : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16> -> tensor<?x4x2xbf16>
+  return %q, %kc2, %vc2 : tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+}

@@ -1,0 +1,3 @@
+func.func @empty__preprocess() attributes {attn.kernel = "preprocess", attn.layer = "x"} {
+  return
+}

@@ -1,0 +1,3 @@
+func.func @odd() attributes {attn.kernel = "softmax"} {
+  return
+}

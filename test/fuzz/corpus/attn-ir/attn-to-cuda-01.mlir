@@ -1,0 +1,10 @@
+func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %kc: tensor<?x64x1x192xf8E4M3FN>, %vc: tensor<?x64x1x128xf8E4M3FN>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>, %qw: tensor<192xbf16>, %kw: tensor<192xbf16>, %sinks: tensor<8xf32>, %ks: tensor<f32>, %vs: tensor<f32>) -> (tensor<?x8x128xbf16>, tensor<?x64x1x192xf8E4M3FN>, tensor<?x64x1x128xf8E4M3FN>) {
+  %q, %k, %v = attn.qkv_split %qkv {num_q_heads = 8, num_kv_heads = 1, qk_head_dim = 192, v_head_dim = 128} : tensor<?x1856xbf16> -> tensor<?x8x192xbf16>, tensor<?x1x192xbf16>, tensor<?x1x128xbf16>
+  %qr = attn.rope %q, %pos {style = #attn.rope_style<gptj>, rotary_dim = 64, rotary_offset = 128, theta = 1.0e4 : f64, scaling = #attn.rope_scaling<kind = yarn, factor = 40.0, original_max_position = 4096>} : tensor<?x8x192xbf16>, tensor<?xi64>
+  %kr = attn.rope %k, %pos {style = #attn.rope_style<gptj>, rotary_dim = 64, rotary_offset = 128, theta = 1.0e4 : f64, scaling = #attn.rope_scaling<kind = yarn, factor = 40.0, original_max_position = 4096>} : tensor<?x1x192xbf16>, tensor<?xi64>
+  %qn = attn.rms_norm %qr, %qw {eps = 1.0e-6 : f64, style = #attn.norm_style<gemma>} : tensor<?x8x192xbf16>, tensor<192xbf16>
+  %kn = attn.rms_norm %kr, %kw {eps = 1.0e-6 : f64, style = #attn.norm_style<gemma>} : tensor<?x1x192xbf16>, tensor<192xbf16>
+  %kc2, %vc2 = attn.cache_write %kn, %v, %slots into %kc, %vc scales %ks, %vs : tensor<?x1x192xbf16>, tensor<?x1x128xbf16>, tensor<?xi64> into tensor<?x64x1x192xf8E4M3FN>, tensor<?x64x1x128xf8E4M3FN> scales tensor<f32>, tensor<f32>
+  %o = attn.paged_attention %qn, %kc2, %vc2, %tables, %lens, %starts sinks %sinks scales %ks, %vs {softmax_scale = 0.0722 : f64, sliding_window = 128 : i64} : tensor<?x8x192xbf16>, tensor<?x64x1x192xf8E4M3FN>, tensor<?x64x1x128xf8E4M3FN>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> sinks tensor<8xf32> scales tensor<f32>, tensor<f32> -> tensor<?x8x128xbf16>
+  return %o, %kc2, %vc2 : tensor<?x8x128xbf16>, tensor<?x64x1x192xf8E4M3FN>, tensor<?x64x1x128xf8E4M3FN>
+}

@@ -1,0 +1,18 @@
+module attributes {attn.model_type = "mimo_v2_flash"} {
+  func.func @full_attention(%arg0: tensor<?x13568xbf16> {attn.arg = "qkv"}, %arg1: tensor<?xi64> {attn.arg = "positions"}, %arg2: tensor<?xi64> {attn.arg = "slot_mapping"}, %arg3: tensor<?x16x4x192xbf16> {attn.arg = "k_cache"}, %arg4: tensor<?x16x4x128xbf16> {attn.arg = "v_cache"}, %arg5: tensor<?x?xi32> {attn.arg = "block_tables"}, %arg6: tensor<?xi32> {attn.arg = "seq_lens"}, %arg7: tensor<?xi32> {attn.arg = "query_start_loc"}) -> (tensor<?x64x128xbf16>, tensor<?x16x4x192xbf16>, tensor<?x16x4x128xbf16>) attributes {attn.layers = array<i64: 0, 5, 11, 17, 23, 29, 35, 41, 47>} {
+    %q, %k, %v = attn.qkv_split %arg0 {num_kv_heads = 4 : i64, num_q_heads = 64 : i64, qk_head_dim = 192 : i64, v_head_dim = 128 : i64} : tensor<?x13568xbf16> -> tensor<?x64x192xbf16>, tensor<?x4x192xbf16>, tensor<?x4x128xbf16>
+    %0 = attn.rope %q, %arg1 {rotary_dim = 64 : i64, theta = 5.000000e+06 : f64} : tensor<?x64x192xbf16>, tensor<?xi64>
+    %1 = attn.rope %k, %arg1 {rotary_dim = 64 : i64, theta = 5.000000e+06 : f64} : tensor<?x4x192xbf16>, tensor<?xi64>
+    %k_cache_out, %v_cache_out = attn.cache_write %1, %v, %arg2 into %arg3, %arg4 : tensor<?x4x192xbf16>, tensor<?x4x128xbf16>, tensor<?xi64> into tensor<?x16x4x192xbf16>, tensor<?x16x4x128xbf16>
+    %2 = attn.paged_attention %0, %k_cache_out, %v_cache_out, %arg5, %arg6, %arg7 {softmax_scale = 0.07216878364870323 : f64, value_scale = 7.070000e-01 : f64} : tensor<?x64x192xbf16>, tensor<?x16x4x192xbf16>, tensor<?x16x4x128xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x64x128xbf16>
+    return %2, %k_cache_out, %v_cache_out : tensor<?x64x128xbf16>, tensor<?x16x4x192xbf16>, tensor<?x16x4x128xbf16>
+  }
+  func.func @sliding_attention(%arg0: tensor<?x14848xbf16> {attn.arg = "qkv"}, %arg1: tensor<?xi64> {attn.arg = "positions"}, %arg2: tensor<?xi64> {attn.arg = "slot_mapping"}, %arg3: tensor<?x16x8x192xbf16> {attn.arg = "k_cache"}, %arg4: tensor<?x16x8x128xbf16> {attn.arg = "v_cache"}, %arg5: tensor<?x?xi32> {attn.arg = "block_tables"}, %arg6: tensor<?xi32> {attn.arg = "seq_lens"}, %arg7: tensor<?xi32> {attn.arg = "query_start_loc"}, %arg8: tensor<64xf32> {attn.arg = "sinks"}) -> (tensor<?x64x128xbf16>, tensor<?x16x8x192xbf16>, tensor<?x16x8x128xbf16>) attributes {attn.layers = array<i64: 1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 30, 31, 32, 33, 34, 36, 37, 38, 39, 40, 42, 43, 44, 45, 46>} {
+    %q, %k, %v = attn.qkv_split %arg0 {num_kv_heads = 8 : i64, num_q_heads = 64 : i64, qk_head_dim = 192 : i64, v_head_dim = 128 : i64} : tensor<?x14848xbf16> -> tensor<?x64x192xbf16>, tensor<?x8x192xbf16>, tensor<?x8x128xbf16>
+    %0 = attn.rope %q, %arg1 {rotary_dim = 64 : i64, theta = 1.000000e+04 : f64} : tensor<?x64x192xbf16>, tensor<?xi64>
+    %1 = attn.rope %k, %arg1 {rotary_dim = 64 : i64, theta = 1.000000e+04 : f64} : tensor<?x8x192xbf16>, tensor<?xi64>
+    %k_cache_out, %v_cache_out = attn.cache_write %1, %v, %arg2 into %arg3, %arg4 : tensor<?x8x192xbf16>, tensor<?x8x128xbf16>, tensor<?xi64> into tensor<?x16x8x192xbf16>, tensor<?x16x8x128xbf16>
+    %2 = attn.paged_attention %0, %k_cache_out, %v_cache_out, %arg5, %arg6, %arg7 sinks %arg8 {sliding_window = 128 : i64, softmax_scale = 0.07216878364870323 : f64, value_scale = 7.070000e-01 : f64} : tensor<?x64x192xbf16>, tensor<?x16x8x192xbf16>, tensor<?x16x8x128xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> sinks tensor<64xf32> -> tensor<?x64x128xbf16>
+    return %2, %k_cache_out, %v_cache_out : tensor<?x64x128xbf16>, tensor<?x16x8x192xbf16>, tensor<?x16x8x128xbf16>
+  }
+}

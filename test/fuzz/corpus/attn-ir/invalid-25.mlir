@@ -1,0 +1,6 @@
+func.func @rms_norm_weight_length(%x: tensor<?x64x192xbf16>,
+                                  %w: tensor<128xbf16>) {
+  %0 = attn.rms_norm %x, %w {eps = 1.0e-06 : f64}
+      : tensor<?x64x192xbf16>, tensor<128xbf16>
+  return
+}

@@ -1,0 +1,6 @@
+func.func @rms_norm_eps_infinite(%x: tensor<?x4x128xbf16>,
+                                 %w: tensor<128xbf16>) {
+  %0 = attn.rms_norm %x, %w {eps = 0x7FF0000000000000 : f64}
+      : tensor<?x4x128xbf16>, tensor<128xbf16>
+  return
+}

@@ -1,0 +1,9 @@
+func.func @rope_scaling_mscale_negative(%x: tensor<?x4x128xbf16>,
+                                        %pos: tensor<?xi64>) {
+  %0 = attn.rope %x, %pos {rotary_dim = 128, theta = 1.0e+04 : f64,
+      scaling = #attn.rope_scaling<kind = yarn, factor = 40.0,
+                                   original_max_position = 4096,
+                                   mscale_all_dim = -1.0>}
+      : tensor<?x4x128xbf16>, tensor<?xi64>
+  return
+}

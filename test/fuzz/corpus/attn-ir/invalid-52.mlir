@@ -1,0 +1,9 @@
+func.func @cache_write_v_rank(%k: tensor<?x4x128xbf16>, %v: tensor<?x512xbf16>,
+                              %slots: tensor<?xi64>,
+                              %kc: tensor<?x16x4x128xbf16>,
+                              %vc: tensor<?x16x4x128xbf16>) {
+  %kc2, %vc2 = attn.cache_write %k, %v, %slots into %kc, %vc
+      : tensor<?x4x128xbf16>, tensor<?x512xbf16>, tensor<?xi64>
+      into tensor<?x16x4x128xbf16>, tensor<?x16x4x128xbf16>
+  return
+}

@@ -1,0 +1,10 @@
+func.func @cache_write_slot_mapping_token_count(%k: tensor<3x4x128xbf16>,
+                                                %v: tensor<3x4x128xbf16>,
+                                                %slots: tensor<2xi64>,
+                                                %kc: tensor<?x16x4x128xbf16>,
+                                                %vc: tensor<?x16x4x128xbf16>) {
+  %kc2, %vc2 = attn.cache_write %k, %v, %slots into %kc, %vc
+      : tensor<3x4x128xbf16>, tensor<3x4x128xbf16>, tensor<2xi64>
+      into tensor<?x16x4x128xbf16>, tensor<?x16x4x128xbf16>
+  return
+}

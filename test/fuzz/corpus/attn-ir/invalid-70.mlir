@@ -1,0 +1,10 @@
+func.func @cache_write_fp8_without_scales(%k: tensor<?x4x128xbf16>,
+                                          %v: tensor<?x4x128xbf16>,
+                                          %slots: tensor<?xi64>,
+                                          %kc: tensor<?x16x4x128xf8E4M3FN>,
+                                          %vc: tensor<?x16x4x128xf8E4M3FN>) {
+  %kc2, %vc2 = attn.cache_write %k, %v, %slots into %kc, %vc
+      : tensor<?x4x128xbf16>, tensor<?x4x128xbf16>, tensor<?xi64>
+      into tensor<?x16x4x128xf8E4M3FN>, tensor<?x16x4x128xf8E4M3FN>
+  return
+}

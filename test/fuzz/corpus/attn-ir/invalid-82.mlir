@@ -1,0 +1,12 @@
+func.func @paged_attention_output_heads(%q: tensor<?x64x192xbf16>,
+                                        %kc: tensor<?x16x4x192xbf16>,
+                                        %vc: tensor<?x16x4x128xbf16>,
+                                        %bt: tensor<?x?xi32>,
+                                        %sl: tensor<?xi32>,
+                                        %qs: tensor<?xi32>) {
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.0721 : f64}
+      : tensor<?x64x192xbf16>, tensor<?x16x4x192xbf16>, tensor<?x16x4x128xbf16>,
+        tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x4x128xbf16>
+  return
+}
