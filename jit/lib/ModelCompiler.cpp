@@ -347,6 +347,20 @@ Result<CompiledModel> parseModelManifest(std::string_view text,
   return model;
 }
 
+bool isModelBundle(const std::string &directory) {
+  Result<std::string> text =
+      file_util::readFile(directory + "/manifest.json", kMaxManifestBytes);
+  if (!text)
+    return false;
+  Result<nlohmann::json> parsed =
+      json_util::parseObject(*text, "<json>", kMaxManifestDepth);
+  if (!parsed)
+    return false;
+  auto format = parsed->find("format");
+  return format != parsed->end() && format->is_string() &&
+         format->get<std::string>() == kModelBundleFormat;
+}
+
 Result<CompiledModel> loadModelBundle(const std::string &directory) {
   namespace fu = file_util;
   const std::string manifest_path = directory + "/manifest.json";

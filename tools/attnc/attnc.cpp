@@ -552,9 +552,6 @@ size_t countLines(const std::string &text) {
   return lines + (!text.empty() && text.back() != '\n');
 }
 
-/// The bundle format a manifest names (jit/lib/ModelCompiler.cpp).
-constexpr const char *kBundleFormat = "attnc-model-bundle";
-
 /// What compile may write into `dir`, checked before any work: a new or
 /// empty folder, or an earlier bundle (a manifest.json of the bundle
 /// format), which it can create and write into. `replaceBundle` is set for
@@ -574,16 +571,11 @@ std::optional<std::string> checkOutputFolder(const std::string &dir,
     if (!fs::is_empty(dir, ec)) {
       if (ec)
         return "-o: cannot list '" + dir + "': " + ec.message();
-      const std::string manifest = dir + "/manifest.json";
-      auto text = fu::readFile(manifest, std::size_t(64) << 20);
-      nlohmann::json parsed;
-      if (text)
-        parsed = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-      if (!parsed.is_object() || parsed.value("format", "") != kBundleFormat)
+      if (!attnc::jit::isModelBundle(dir))
         return "-o: '" + dir +
                "' is not empty and holds no attnc model bundle "
-               "(manifest.json of format " + kBundleFormat +
-               "); give a new or empty folder";
+               "(manifest.json of format attnc-model-bundle); give a new or "
+               "empty folder";
       replaceBundle = true;
     }
   }

@@ -101,6 +101,11 @@ Status writeModelBundle(const CompiledModel &model,
                         const std::string &directory);
 Result<CompiledModel> loadModelBundle(const std::string &directory);
 
+/// Whether `directory` holds a model bundle: a manifest.json (read with the
+/// bundle's size and depth caps) whose "format" is the bundle format. The
+/// rest of the manifest is not checked (loadModelBundle does that).
+bool isModelBundle(const std::string &directory);
+
 /// The manifest part of loadModelBundle: reads the text of a model manifest
 /// (format, version, arch, model type, config spec; each kernel's name, kind,
 /// layer and schedule) and opens no file, so the kernels have no source or
