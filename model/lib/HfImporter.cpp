@@ -550,7 +550,7 @@ HfImporter::buildKind(Slot slot, std::vector<int64_t> layers, int64_t window) {
   // Inputs are float32-range numbers, but the product above is not bound
   // by them (an mscale_all_dim of 1e30): the derived scale, and its log2(e)
   // multiple that the kernel takes, must be float constants too.
-  if (!isKernelFloat(scale) || !isKernelFloat(scale * 1.4426950408889634)) {
+  if (!isKernelFloat(scale) || !isKernelFloat(scale * M_LOG2E)) {
     r_.fail(family_ && family_->scale.key ? text_.at(family_->scale.key)
                                           : text_.at("rope_scaling"),
             std::string("gives a softmax scale that ") + kKernelFloatRule +

@@ -18,6 +18,7 @@
 #include "attnc/Codegen/CudaEmitter.h"
 #include "attnc/Dialect/Attn/AttnDialect.h"
 #include "attnc/Runtime/KernelAbi.h"
+#include "attnc/Support/TextNesting.h"
 #include "attnc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -43,26 +44,11 @@ constexpr size_t kMaxInputBytes = 64 * 1024;
 
 /// MLIR's parser recurses once per nested region, attribute, type and
 /// bracket, with no depth limit of its own: a few thousand levels overflow
-/// the stack (a known limit, guarded in the tools separately). That is not
-/// the code under test here, so deeper inputs are skipped. Brackets inside
-/// strings count too, which only makes the bound stricter; the test inputs
+/// the stack (a known limit, guarded in the tools separately by the same
+/// count, attnc/Support/TextNesting.h, at 512 levels). That is not the code
+/// under test here, so inputs deeper than this are skipped; the test inputs
 /// nest fewer than 20 levels.
-constexpr int kMaxNesting = 64;
-
-bool nestsTooDeep(std::string_view text) {
-  int depth = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '(' || c == '[' || c == '{' || c == '<') {
-      if (++depth > kMaxNesting)
-        return true;
-    } else if (c == ')' || c == ']' || c == '}' ||
-               (c == '>' && (i == 0 || text[i - 1] != '-'))) {
-      depth = depth > 0 ? depth - 1 : 0;
-    }
-  }
-  return false;
-}
+constexpr size_t kMaxNesting = 64;
 
 std::string print(Operation *op) {
   std::string text;
@@ -145,7 +131,7 @@ void pipelineAndEmission(MLIRContext &context, ModuleOp module,
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string_view text(reinterpret_cast<const char *>(data), size);
-  if (size > kMaxInputBytes || nestsTooDeep(text))
+  if (size > kMaxInputBytes || attnc::irNestingDepth(text) > kMaxNesting)
     return -1; // not added to the corpus
 
   DialectRegistry registry;

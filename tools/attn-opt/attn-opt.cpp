@@ -52,13 +52,10 @@ int main(int argc, char **argv) {
     return kExitBadInput;
   }
   // The parser recurses per nesting level without a limit of its own.
-  if (size_t depth = attnc::irNestingDepth(input->getBuffer());
-      depth > attnc::kMaxIrNesting) {
-    llvm::errs() << "attn-opt: error: " << inputFilename
-                 << ": not supported: IR nested " << depth
-                 << " levels deep (brackets, braces, parentheses), more than "
-                    "the "
-                 << attnc::kMaxIrNesting << " the parser takes\n";
+  if (std::string nesting =
+          attnc::irNestingError(inputFilename, input->getBuffer());
+      !nesting.empty()) {
+    llvm::errs() << "attn-opt: error: " << nesting << "\n";
     return kExitBadInput;
   }
   std::unique_ptr<llvm::ToolOutputFile> output =

@@ -41,13 +41,10 @@ int main(int argc, char **argv) {
   if (std::string path = inputFileOf(argc, argv); !path.empty()) {
     auto buffer = llvm::MemoryBuffer::getFile(path);
     if (buffer) {
-      size_t depth = attnc::irNestingDepth((*buffer)->getBuffer());
-      if (depth > attnc::kMaxIrNesting) {
-        llvm::errs() << "attn-translate: error: " << path
-                     << ": not supported: IR nested " << depth
-                     << " levels deep (brackets, braces, parentheses), more "
-                        "than the "
-                     << attnc::kMaxIrNesting << " the parser takes\n";
+      std::string nesting =
+          attnc::irNestingError(path, (*buffer)->getBuffer());
+      if (!nesting.empty()) {
+        llvm::errs() << "attn-translate: error: " << nesting << "\n";
         return kExitBadInput;
       }
     }

@@ -11,6 +11,7 @@
 #define ATTNC_SUPPORT_TEXTNESTING_H
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace attnc {
@@ -19,8 +20,9 @@ namespace attnc {
 inline constexpr std::size_t kMaxIrNesting = 512;
 
 /// The deepest nesting of (), [], {} and <> in `text`, outside string
-/// literals and `//` comments (`->`, `>=` and `<=` are not brackets). An
-/// unbalanced closer does not make it negative.
+/// literals and `//` comments (the `>` of `->` and of `>=` closes nothing;
+/// every `<` opens, so the count errs on the deep side). An unbalanced
+/// closer does not make it negative.
 inline std::size_t irNestingDepth(std::string_view text) {
   std::size_t depth = 0, deepest = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -37,8 +39,7 @@ inline std::size_t irNestingDepth(std::string_view text) {
         ++i;
       continue;
     }
-    bool opens = c == '(' || c == '[' || c == '{' ||
-                 (c == '<' && !(i + 1 < text.size() && text[i + 1] == '='));
+    bool opens = c == '(' || c == '[' || c == '{' || c == '<';
     bool closes = c == ')' || c == ']' || c == '}' ||
                   (c == '>' && !(i > 0 && text[i - 1] == '-') &&
                    !(i + 1 < text.size() && text[i + 1] == '='));
@@ -48,6 +49,19 @@ inline std::size_t irNestingDepth(std::string_view text) {
       --depth;
   }
   return deepest;
+}
+
+/// The drivers' refusal of `text` named `name`, or "" when it nests at
+/// most kMaxIrNesting levels.
+inline std::string irNestingError(std::string_view name,
+                                  std::string_view text) {
+  std::size_t depth = irNestingDepth(text);
+  if (depth <= kMaxIrNesting)
+    return "";
+  return std::string(name) + ": not supported: IR nested " +
+         std::to_string(depth) +
+         " levels deep (brackets, braces, parentheses), more than the " +
+         std::to_string(kMaxIrNesting) + " the parser takes";
 }
 
 } // namespace attnc
