@@ -21,6 +21,7 @@ from .errors import (ArgumentError, AttncError, AttncWarning, BundleIOError,
                      InternalError, InvalidArgumentError, LibraryNotFoundError,
                      NoDriverError, NotFoundError)
 from ._model import Context, Kernel, Model, compile, compile_ir, config_to_json, load
+from ._plan import AttentionPlan, LaunchPlan, PreprocessPlan
 from . import _library
 
 __version__ = "0.1.0"
@@ -43,6 +44,7 @@ def version() -> str:
 
 __all__ = [
     "compile", "compile_ir", "load", "Model", "Kernel", "Context", "config_to_json",
+    "PreprocessPlan", "AttentionPlan", "LaunchPlan",
     "library_path", "version",
     "AttncError", "LibraryNotFoundError", "InvalidArgumentError", "ConfigError",
     "ArgumentError", "CompileError", "CudaError", "NoDriverError",

@@ -120,6 +120,10 @@ _SIGNATURES = {
     "attnc_kernel_launch": (_STATUS, [_P, c_void_p, ctypes.POINTER(c_void_p),
                                       c_size_t, ctypes.POINTER(c_int64),
                                       c_size_t]),
+    "attnc_kernel_prepare": (_STATUS, [_P]),
+    "attnc_launch_plan_create": (_STATUS, [_P, ctypes.POINTER(_P)]),
+    "attnc_launch_plan_destroy": (None, [_P]),
+    "attnc_launch_plan_run": (_STATUS, [_P, c_void_p, c_void_p, c_void_p]),
     # Compiler.h
     "attnc_model_options_initialize": (None, [ctypes.POINTER(ModelOptions)]),
     "attnc_model_compile_config": (_STATUS, [_P, c_char_p,

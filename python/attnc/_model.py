@@ -492,6 +492,40 @@ class Model:
             raise
         return result["output"]
 
+    # ---- launch plans (the engine path) ----
+
+    def preprocess_plan(self, layer: Union[str, int], *, k_cache, v_cache,
+                        q_norm_weight=None, k_norm_weight=None, k_scale=None,
+                        v_scale=None):
+        """A :class:`~attnc.PreprocessPlan` for `layer`: the caches and (when
+        the model has them) the q/k norm weights and fp8 scales are checked
+        once and bound; ``plan.run(qkv, slot_mapping, positions, q_out=...,
+        gate_out=...)`` launches on one step's tensors with a few
+        microseconds of host time and no allocation (capturable). Make plans
+        before capturing: making one loads the kernel into the current CUDA
+        context. The tensors bound must outlive the plan's runs."""
+        from ._plan import PreprocessPlan
+        return PreprocessPlan(self, layer, k_cache=k_cache, v_cache=v_cache,
+                              q_norm_weight=q_norm_weight,
+                              k_norm_weight=k_norm_weight, k_scale=k_scale,
+                              v_scale=v_scale)
+
+    def attention_plan(self, layer: Union[str, int], *, k_cache, v_cache,
+                       sinks=None, k_scale=None, v_scale=None, workspace=None):
+        """An :class:`~attnc.AttentionPlan` for `layer`: the caches, sinks and
+        fp8 scales are checked once and bound, with a split-KV `workspace`
+        (given: zero-filled, as for :meth:`attention`; None: the plan makes
+        its own, zero-filled now). ``plan.plan(num_tokens, num_seqs)`` fixes
+        the split count of a batch shape (FlashInfer's plan/run split);
+        ``plan.run(query, block_tables, seq_lens, query_start_loc, out=...,
+        gate=...)`` launches. Runs of one plan must not run concurrently on
+        different streams (they share the workspace): make one plan per
+        stream."""
+        from ._plan import AttentionPlan
+        return AttentionPlan(self, layer, k_cache=k_cache, v_cache=v_cache,
+                             sinks=sinks, k_scale=k_scale, v_scale=v_scale,
+                             workspace=workspace)
+
     def attention_splits(self, layer: Union[str, int], num_tokens: int,
                          num_seqs: int, *, num_kv_splits: Optional[int] = None,
                          **symbols: int) -> int:

@@ -1,0 +1,232 @@
+"""Host cost of one launch: attnc's engine path (plan/run), its torch ops,
+its checked path and the C plan, beside torch's own ops, in one run.
+
+Each row is host microseconds per call back to back: N calls (default
+3000) with no synchronisation between them, one synchronize at the end,
+the minimum over 3 repetitions (the GPU work of these small launches is
+shorter than their host cost, so the loop measures the host side; a row
+whose GPU time per call exceeds its host time is flagged). Rows, at T=1 and
+T=16 query rows (decode of T sequences, qwen3-8b's shapes: 32/8 heads, 128
+dims, q/k norm, rope, bf16 paged cache of 16-token blocks, 1024 keys each):
+
+  preprocess / attention, plan.run ........ attnc.PreprocessPlan / AttentionPlan
+  preprocess / attention, torch op ........ torch.ops.attnc.* (backend named)
+  preprocess / attention, checked ......... Model.preprocess / Model.attention
+  C: cuLaunchKernel ....................... the attention kernel's CUfunction
+                                            launched through ctypes
+  C: attnc_launch_plan_run ................ the same launch through the plan
+                                            (ctypes both: the difference is
+                                            attnc's C cost)
+  F.rms_norm, SDPA decode ................. torch, same shapes
+  graph replay ............................ one CUDA graph of preprocess +
+                                            attention, replay cost per call
+
+Usage (GPU machine): PYTHONPATH=python ATTNC_LIBRARY=build/lib/libattnc.so \
+    python3 bench/bench_launch.py [--n 3000] [--backend auto|cpp|python]
+JSON to $OUT/bench_launch.json (or ./bench_launch.json).
+"""
+import argparse
+import ctypes
+import json
+import os
+import platform
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+import attnc
+import attnc.torch_ops as ops
+
+HQ, HKV, D, BS, KEYS = 32, 8, 128, 16, 1024
+CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                      "examples", "configs", "qwen3-8b.json")
+
+
+def per_call_us(fn, n, reps=3):
+    """Host us per call: min over reps of (n back-to-back calls + one sync)
+    / n; also the GPU time per call of the last rep (events), to tell a
+    host-bound row from a GPU-bound one."""
+    for _ in range(20):
+        fn()
+    torch.cuda.synchronize()
+    best = float("inf")
+    gpu = 0.0
+    for _ in range(reps):
+        start_event = torch.cuda.Event(enable_timing=True)
+        end_event = torch.cuda.Event(enable_timing=True)
+        start_event.record()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        t1 = time.perf_counter()
+        end_event.record()
+        torch.cuda.synchronize()
+        best = min(best, (t1 - t0) / n * 1e6)
+        gpu = start_event.elapsed_time(end_event) * 1e3 / n
+    return best, gpu
+
+
+def make_step(T, dev):
+    W = HQ * D + 2 * HKV * D
+    blocks_per_seq = KEYS // BS
+    nb = T * blocks_per_seq + 4
+    g = torch.Generator(device=dev).manual_seed(T)
+    step = {
+        "qkv": torch.randn(T, W, device=dev, dtype=torch.bfloat16, generator=g),
+        "positions": torch.full((T,), KEYS - 1, device=dev, dtype=torch.int64),
+        "k_cache": torch.randn(nb, BS, HKV, D, device=dev, dtype=torch.bfloat16, generator=g),
+        "v_cache": torch.randn(nb, BS, HKV, D, device=dev, dtype=torch.bfloat16, generator=g),
+        "qw": torch.randn(D, device=dev, dtype=torch.bfloat16, generator=g),
+        "kw": torch.randn(D, device=dev, dtype=torch.bfloat16, generator=g),
+        "block_tables": torch.arange(T * blocks_per_seq, device=dev,
+                                     dtype=torch.int32).view(T, blocks_per_seq),
+        "seq_lens": torch.full((T,), KEYS, device=dev, dtype=torch.int32),
+        "query_start_loc": torch.arange(T + 1, device=dev, dtype=torch.int32),
+        "q_out": torch.empty(T, HQ, D, device=dev, dtype=torch.bfloat16),
+        "out": torch.empty(T, HQ, D, device=dev, dtype=torch.bfloat16),
+    }
+    bt = step["block_tables"]
+    step["slots"] = (bt[:, -1].to(torch.int64) * BS + BS - 1).contiguous()
+    return step
+
+
+def c_rows(model, layer, s, n):
+    """cuLaunchKernel vs attnc_launch_plan_run on the same CUfunction, both
+    through ctypes with pre-built argument arrays."""
+    lib = attnc._library.library()
+    plan = model.attention_plan(layer, k_cache=s["k_cache"], v_cache=s["v_cache"])
+    plan.run(s["q_out"], s["block_tables"], s["seq_lens"], s["query_start_loc"],
+             out=s["out"])  # writes the value buffer once
+    cuda = ctypes.CDLL("libcuda.so.1")
+    kernel = model.kernel(layer, "attention")
+    cubin = kernel.cubin("sm_90a")
+    module, function = ctypes.c_void_p(), ctypes.c_void_p()
+    assert cuda.cuModuleLoadData(ctypes.byref(module), cubin) == 0
+    assert cuda.cuModuleGetFunction(ctypes.byref(function), module,
+                                    kernel.name.encode()) == 0
+    abi = plan._kplan.abi
+    smem = int(abi["dynamic_shared_memory_bytes"])
+    assert cuda.cuFuncSetAttribute(function, 8, smem) == 0  # MAX_DYNAMIC_SHARED_SIZE_BYTES
+    values = plan._values
+    rule = abi["grid"]
+    T = s["q_out"].shape[0]
+    splits = values[plan._kplan.param_names.index("num_kv_splits")]
+    gx = -(-T * rule[0]["multiplier"] // rule[0]["divisor"]) + T
+    grid = (gx, rule[1] if isinstance(rule[1], int) else 1, splits)
+    block = abi["block"]
+    args = plan._args
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    launch = cuda.cuLaunchKernel
+    launch.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+    g = [ctypes.c_uint(v) for v in grid]
+    b = [ctypes.c_uint(v) for v in block]
+    sm = ctypes.c_uint(smem)
+    run = lib.attnc_launch_plan_run
+    handle = plan._cplan.handle
+    args_ptr = ctypes.addressof(args)
+    scalars = ctypes.addressof(plan._launch_scalars)
+    raw = stream.value
+
+    def direct():
+        launch(function, g[0], g[1], g[2], b[0], b[1], b[2], sm, stream, args, None)
+
+    def via_plan():
+        run(handle, raw, args_ptr, scalars)
+
+    rows = {"C: cuLaunchKernel (ctypes)": per_call_us(direct, n),
+            "C: attnc_launch_plan_run (ctypes)": per_call_us(via_plan, n)}
+    cuda.cuModuleUnload(module)
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=3000)
+    parser.add_argument("--backend", default="auto")
+    parser.add_argument("--build-directory", default=None)
+    args = parser.parse_args()
+    dev = torch.device("cuda", 0)
+    torch.cuda.set_device(dev)
+    t0 = time.perf_counter()
+    backend = ops.load(args.backend, build_directory=args.build_directory)
+    op_build_s = time.perf_counter() - t0
+    model = attnc.compile(CONFIG)
+    layer = "full_attention"
+    results = {"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(0),
+               "python": platform.python_version(), "torch": torch.__version__,
+               "n": args.n, "op_backend": backend, "op_build_s": round(op_build_s, 1),
+               "rows": {}}
+    for T in (1, 16):
+        s = make_step(T, dev)
+        pre = model.preprocess_plan(layer, k_cache=s["k_cache"], v_cache=s["v_cache"],
+                                    q_norm_weight=s["qw"], k_norm_weight=s["kw"])
+        att = model.attention_plan(layer, k_cache=s["k_cache"], v_cache=s["v_cache"])
+        att.plan(T, T)
+        ws = att.workspace
+        pb = ops.binding(model, layer, "preprocess")
+        ab = ops.binding(model, layer, "attention")
+        q = s["q_out"]
+        rows = {}
+        rows["preprocess plan.run"] = per_call_us(lambda: pre.run(
+            s["qkv"], s["slots"], s["positions"], q_out=q), args.n)
+        rows["attention plan.run"] = per_call_us(lambda: att.run(
+            q, s["block_tables"], s["seq_lens"], s["query_start_loc"], out=s["out"]),
+            args.n)
+        tp, ta = torch.ops.attnc.preprocess, torch.ops.attnc.attention
+        rows[f"preprocess torch op ({backend})"] = per_call_us(lambda: tp(
+            pb, s["qkv"], s["slots"], s["k_cache"], s["v_cache"], s["positions"],
+            s["qw"], s["kw"], None, None, q, None), args.n)
+        rows[f"attention torch op ({backend})"] = per_call_us(lambda: ta(
+            ab, q, s["k_cache"], s["v_cache"], s["block_tables"], s["seq_lens"],
+            s["query_start_loc"], None, None, None, None, s["out"], ws, 0), args.n)
+        rows["preprocess checked (Model.preprocess)"] = per_call_us(lambda: model.preprocess(
+            layer, s["qkv"], slot_mapping=s["slots"], k_cache=s["k_cache"],
+            v_cache=s["v_cache"], positions=s["positions"], q_norm_weight=s["qw"],
+            k_norm_weight=s["kw"], q_out=q), max(args.n // 3, 300))
+        rows["attention checked (Model.attention)"] = per_call_us(lambda: model.attention(
+            layer, q, k_cache=s["k_cache"], v_cache=s["v_cache"],
+            block_tables=s["block_tables"], seq_lens=s["seq_lens"],
+            query_start_loc=s["query_start_loc"], out=s["out"], workspace=ws),
+            max(args.n // 3, 300))
+        rows.update(c_rows(model, layer, s, args.n))
+        x = torch.randn(T * HQ, D, device=dev, dtype=torch.bfloat16)
+        w = torch.randn(D, device=dev, dtype=torch.bfloat16)
+        rows["torch F.rms_norm"] = per_call_us(lambda: F.rms_norm(x, (D,), w, 1e-6), args.n)
+        qs = torch.randn(T, HQ, 1, D, device=dev, dtype=torch.bfloat16)
+        ks = torch.randn(T, HKV, KEYS, D, device=dev, dtype=torch.bfloat16)
+        vs = torch.randn(T, HKV, KEYS, D, device=dev, dtype=torch.bfloat16)
+        rows["torch SDPA decode"] = per_call_us(lambda: F.scaled_dot_product_attention(
+            qs, ks, vs, enable_gqa=True), args.n)
+
+        def step_fn():
+            pre.run(s["qkv"], s["slots"], s["positions"], q_out=q)
+            att.run(q, s["block_tables"], s["seq_lens"], s["query_start_loc"], out=s["out"])
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            step_fn()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            step_fn()
+        rows["graph replay (preprocess + attention)"] = per_call_us(graph.replay, args.n)
+        results["rows"][f"T={T}"] = {k: {"host_us": round(h, 2), "gpu_us": round(g, 2),
+                                         "gpu_bound": g > h}
+                                     for k, (h, g) in rows.items()}
+        print(f"== T={T} (host us per call, back to back, min of 3; gpu us per call)")
+        for k, (h, g) in rows.items():
+            flag = "  (GPU-bound)" if g > h else ""
+            print(f"  {k:45s} {h:7.2f}  {g:7.2f}{flag}")
+        c = rows["C: attnc_launch_plan_run (ctypes)"][0] - rows["C: cuLaunchKernel (ctypes)"][0]
+        print(f"  attnc C plan over cuLaunchKernel: {c:+.2f} us")
+        results["rows"][f"T={T}"]["c_plan_over_cuLaunchKernel_us"] = round(c, 3)
+    out = os.path.join(os.environ.get("OUT", "."), "bench_launch.json")
+    with open(out, "w") as f:
+        json.dump(results, f, indent=1)
+    print("wrote", out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
