@@ -83,6 +83,11 @@ class BuildPyWithLibrary(build_py):
         destination.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, destination / LIBRARY)
         print(f"attnc build: copied {source} -> {destination / LIBRARY}", flush=True)
+        # attnc.torch_ops builds its C++ extension against the C API header.
+        header = REPO / "runtime" / "include" / "attnc-c" / "Runtime.h"
+        include = Path(self.build_lib) / "attnc" / "include" / "attnc-c"
+        include.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(header, include / "Runtime.h")
 
 
 class PlatformWheel(bdist_wheel):

@@ -538,8 +538,10 @@ def zeroed_workspace(param: Mapping[str, Any], shape: Sequence[int],
                      device: Optional[int], handle: int):
     """A new zero-filled tensor for `param` (torch.zeros on `device`, default
     torch's current device), ready for a launch on stream `handle`: when
-    that is not torch's current stream, the zero fill is waited for here, so
-    the kernel cannot see the buffer before it is zero."""
+    that is not torch's current stream, stream `handle` waits for the zero
+    fill on the GPU (an event, no host synchronisation, so this works while
+    capturing), and the tensor is recorded as used on `handle`, so torch's
+    allocator does not reuse its memory before that stream's work is done."""
     name = param["name"]
     torch = import_torch()
     if torch is None:
@@ -553,7 +555,9 @@ def zeroed_workspace(param: Mapping[str, Any], shape: Sequence[int],
     tensor = torch.zeros(list(shape), dtype=torch_dtype(param["dtype"]), device=where)
     current = torch.cuda.current_stream(where)
     if int(current.cuda_stream) != handle:
-        current.synchronize()
+        other = torch.cuda.ExternalStream(handle, device=where)
+        other.wait_stream(current)
+        tensor.record_stream(other)
     return tensor
 
 

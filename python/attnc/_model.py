@@ -213,6 +213,11 @@ _ATTENTION_FEATURES = {
 }
 
 
+#: Split-KV workspaces a model keeps for its checked attention launches, one
+#: per (device, stream, shape); the least recently used goes first.
+_MAX_WORKSPACES = 8
+
+
 # ---- model -------------------------------------------------------------------
 
 class Model:
@@ -566,17 +571,24 @@ class Model:
                            device: Optional[int], handle: int):
         """The package's zero-filled workspace for launches on (device,
         stream): made once, then reused (launches on one stream run in
-        order, and each leaves it reusable)."""
+        order, and each leaves it reusable); the _MAX_WORKSPACES most
+        recently used are kept."""
         if device is None:
             torch = torch_module()
             if torch is not None and torch.cuda.is_available():
                 device = torch.cuda.current_device()
         key = (device, handle, tuple(shape), param["dtype"])
         with self._workspace_lock:
-            tensor = self._workspaces.get(key)
+            tensor = self._workspaces.pop(key, None)
+            if tensor is None and len(self._workspaces) >= _MAX_WORKSPACES:
+                # Least recently used first (dicts keep insertion order, and
+                # a hit is re-inserted below). The tensor was recorded on its
+                # stream, so its memory is reused only after that stream's
+                # launches are done.
+                self._workspaces.pop(next(iter(self._workspaces)))
             if tensor is None:
                 tensor = _launch.zeroed_workspace(param, shape, device, handle)
-                self._workspaces[key] = tensor
+            self._workspaces[key] = tensor
             return tensor
 
 

@@ -365,6 +365,30 @@ def test_package_workspace_per_stream(split_model, launches, monkeypatch):
     assert len(made) == 2
 
 
+def test_package_workspaces_are_bounded(split_model, launches, monkeypatch):
+    """The package keeps the _MAX_WORKSPACES most recently used workspaces:
+    a stream used again is a hit, the least recently used goes first."""
+    from attnc import _model
+    made = []
+
+    def zeroed(param, shape, device, handle):
+        made.append(handle)
+        return FakeTensor(shape, "<f4")
+
+    monkeypatch.setattr(_launch, "zeroed_workspace", zeroed)
+    limit = _model._MAX_WORKSPACES
+    for stream in range(1, limit + 1):
+        call(split_model, stream=stream)
+    call(split_model, stream=1)          # a hit; stream 2 is now the oldest
+    assert made == list(range(1, limit + 1))
+    call(split_model, stream=limit + 1)  # evicts stream 2
+    assert len(split_model._workspaces) == limit
+    call(split_model, stream=1)
+    assert made == list(range(1, limit + 2))
+    call(split_model, stream=2)          # made again
+    assert made == list(range(1, limit + 2)) + [2]
+
+
 def test_package_workspace_needs_torch(split_model, launches):
     try:
         import torch  # noqa: F401
