@@ -35,6 +35,10 @@ class Family:
 
 
 # Shrinks shared by all families: none of these changes the attention shape.
+# MoE layers route every token to all of their (few) experts: top-k of a
+# shrunk expert count would make routing a discrete choice that bf16
+# rounding flips (Hugging Face's own bf16 model then differs from its
+# float32 one by half the logit scale), which would hide attention errors.
 _SMALL = dict(hidden_size=256, intermediate_size=512, vocab_size=512,
               num_hidden_layers=2, initializer_range=0.02)
 
@@ -50,7 +54,7 @@ FAMILIES: Dict[str, Family] = {
     # window 128 on even layers, YaRN (factor 32), attention bias, MoE.
     "gpt_oss": Family("gpt_oss", "gpt-oss-20b.json", dict(
         _SMALL, num_attention_heads=16, num_key_value_heads=2, head_dim=64,
-        intermediate_size=128, num_local_experts=4, num_experts_per_tok=2,
+        intermediate_size=128, num_local_experts=4, num_experts_per_tok=4,
         layer_types=["sliding_attention", "full_attention"]),
         expect={"sinks": True, "sliding_window": 128}),
     # Gemma 3: GQA 32/16 -> 4/2, head_dim 128, (1 + w) q/k norm, scale
@@ -73,7 +77,7 @@ FAMILIES: Dict[str, Family] = {
         swa_num_attention_heads=16, swa_num_key_value_heads=2,
         hybrid_layer_pattern=[0, 1], layer_types=["full_attention", "sliding_attention"],
         mlp_layer_types=["dense", "sparse"], n_routed_experts=4,
-        num_experts_per_tok=2, moe_intermediate_size=128, rms_norm_eps=1e-5,
+        num_experts_per_tok=4, moe_intermediate_size=128, rms_norm_eps=1e-5,
         rope_parameters={
             "full_attention": {"rope_type": "default", "rope_theta": 5_000_000.0,
                                "partial_rotary_factor": 0.334},
