@@ -39,7 +39,7 @@ from . import families as fam
 #: row's RMS error is a few u of the logit scale (ROW_TOLERANCE = 2^-5 = 16
 #: u is the ceiling), and the largest of the 512 logits x ~180 rows sits
 #: 4-5 standard deviations out (LOGIT_TOLERANCE = 2^-3 for any single
-#: logit). Hugging Face's own bf16 eager model lands at about half of each
+#: logit). Hugging Face's own bf16 eager model stays at or below half of each
 #: (hf_bf16_* in the report). A wrong rope angle, a missed window edge, a
 #: lost sink or a key read from the wrong slot moves logits by a sizeable
 #: part of their scale (the window control in the GPU test shows one).
