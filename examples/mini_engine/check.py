@@ -125,7 +125,8 @@ def _rms(row: torch.Tensor) -> float:
 
 def run_family(name: str, *, device: str = "cuda", torch_kernels: bool = False,
                seed: int = 0, context=None, block_size: int = 16,
-               graphs: bool = True, window_control: bool = False) -> FamilyReport:
+               graphs: bool = True, window_control: bool = False,
+               launch: str = "checked") -> FamilyReport:
     import attnc
     start = time.time()
     family = fam.FAMILIES[name]
@@ -148,7 +149,8 @@ def run_family(name: str, *, device: str = "cuda", torch_kernels: bool = False,
     engine = MiniEngine(engine_model, kernels, block_size=block_size,
                         num_blocks=8 * math.ceil(max_len / block_size) + 1,
                         max_model_len=max_len, max_num_seqs=8, token_budget=64,
-                        graph_buckets=(1, 2, 4, 8) if graphs else ())
+                        graph_buckets=(1, 2, 4, 8) if graphs else (),
+                        launch="checked" if torch_kernels else launch)
     engine.generate(requests)
 
     # Teacher-forced: Hugging Face float32 (and bf16, for scale) over each

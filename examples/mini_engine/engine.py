@@ -127,6 +127,7 @@ class AttncAttention(nn.Module):
         else:
             self.qkv_bias = None
         self.o_proj = hf_attention.o_proj
+        self._plan_pair = None
         q_norm = getattr(hf_attention, "q_norm", None)
         k_norm = getattr(hf_attention, "k_norm", None)
         self.q_norm_weight = None if q_norm is None else q_norm.weight.detach().contiguous()
@@ -139,6 +140,25 @@ class AttncAttention(nn.Module):
         if (self.sinks is not None) != bool(spec["sinks"]):
             raise ValueError(f"layer {layer_index}: Hugging Face has sinks "
                              f"{sinks is not None}, attnc read sinks {spec['sinks']}")
+
+    def _plans(self):
+        """The layer's launch plans (engine.launch == "plan"), made on first
+        use: caches, norm weights, sinks and the workspace bound once."""
+        if self._plan_pair is None:
+            engine = self.engine
+            model = engine.attnc_model
+            k_cache, v_cache = engine.kv_caches[self.layer_index]
+            norms = {}
+            if self.q_norm_weight is not None:
+                norms = dict(q_norm_weight=self.q_norm_weight,
+                             k_norm_weight=self.k_norm_weight)
+            pre = model.preprocess_plan(self.kind, k_cache=k_cache, v_cache=v_cache,
+                                        **norms)
+            att = model.attention_plan(self.kind, k_cache=k_cache, v_cache=v_cache,
+                                       sinks=self.sinks,
+                                       workspace=engine.workspaces.get(self.kind))
+            self._plan_pair = (pre, att)
+        return self._plan_pair
 
     def forward(self, hidden_states: torch.Tensor, *args, **kwargs):
         engine = self.engine
@@ -157,6 +177,16 @@ class AttncAttention(nn.Module):
             q_out.fill_(float("nan"))
             out.fill_(float("nan"))
         model = engine.attnc_model
+        if engine.launch == "plan":
+            pre, att = self._plans()
+            pre.run(qkv, batch.slot_mapping, batch.positions, q_out=q_out)
+            if att.takes_kv_splits:
+                splits = (batch.num_kv_splits or {}).get(self.kind)
+                att.plan(num_tokens, batch.seq_lens.shape[0], num_kv_splits=splits)
+            att.run(q_out, batch.block_tables, batch.seq_lens, batch.query_start_loc,
+                    out=out)
+            result = self.o_proj(out.reshape(num_tokens, self.num_q_heads * self.v_head_dim))
+            return result.reshape(*shape[:-1], result.shape[-1]), None
         norms = {}
         if self.q_norm_weight is not None:
             norms = dict(q_norm_weight=self.q_norm_weight, k_norm_weight=self.k_norm_weight)
@@ -204,12 +234,15 @@ class MiniEngine:
         graph_buckets: decode batch sizes captured as CUDA graphs (a decode
             step of n rows replays the smallest bucket >= n); empty: no graphs.
         poison: NaN-fill q_out / out before each launch, NaN-fill the caches.
+        launch: ``"checked"`` (Model.preprocess / Model.attention every call)
+            or ``"plan"`` (per-layer launch plans, the engine path).
     """
 
     def __init__(self, hf_model, attnc_model, *, block_size: int = 16,
                  num_blocks: int = 512, max_model_len: int = 1024,
                  max_num_seqs: int = 8, token_budget: int = 64,
-                 graph_buckets: Sequence[int] = (1, 2, 4, 8), poison: bool = True):
+                 graph_buckets: Sequence[int] = (1, 2, 4, 8), poison: bool = True,
+                 launch: str = "checked"):
         self.model = hf_model
         self.attnc_model = attnc_model
         self.block_size = block_size
@@ -220,6 +253,9 @@ class MiniEngine:
         if self.graph_buckets and self.graph_buckets[-1] < max_num_seqs:
             raise ValueError("the largest graph bucket must hold max_num_seqs rows")
         self.poison = poison
+        if launch not in ("checked", "plan"):
+            raise ValueError(f"launch must be 'checked' or 'plan', got {launch!r}")
+        self.launch = launch
         self.device = next(hf_model.parameters()).device
         self.dtype = next(hf_model.parameters()).dtype
         self.kind_specs = {k["name"]: k for k in attnc_model.config["layer_kinds"]}

@@ -43,11 +43,14 @@ needs_transformers = pytest.mark.skipif(not HAVE_TRANSFORMERS,
 
 
 @needs_transformers
+@pytest.mark.parametrize("launch", ["checked", "plan"])
 @pytest.mark.parametrize("family", FAMILIES)
-def test_mini_engine_matches_hugging_face(family, attnc_context):
+def test_mini_engine_matches_hugging_face(family, launch, attnc_context):
+    """launch: the checked path (Model.preprocess / attention) or the engine
+    path (per-layer launch plans, captured in the decode graphs)."""
     from mini_engine import check
     report = check.run_family(family, device="cuda", context=attnc_context,
-                              window_control=True)
+                              window_control=(launch == "checked"), launch=launch)
     print("\n" + report.summary())
     for g in report.greedy:
         print(f"  request {g.request_id}: {g.matched}/{g.total} greedy tokens match"
