@@ -112,7 +112,8 @@ bool KernelParam::operator==(const KernelParam &other) const {
     return false;
   if (kind != ParamKind::Pointer)
     return true; // dtype and shape mean nothing for scalars
-  return dtype == other.dtype && shape == other.shape;
+  return dtype == other.dtype && shape == other.shape &&
+         strides == other.strides;
 }
 
 bool GridDimRule::operator==(const GridDimRule &other) const {
@@ -202,6 +203,32 @@ Status validateKernelAbi(const KernelAbi &abi) {
       return invalid(field + ".shape",
                      "only pointer parameters have a shape (this one is " +
                          std::string(paramKindName(param.kind)) + ")");
+    if (param.strides) {
+      if (!param.shape)
+        return invalid(field + ".strides",
+                       "only parameters with a shape have strides");
+      if (param.strides->size() != param.shape->size())
+        return invalid(field + ".strides",
+                       "has " + std::to_string(param.strides->size()) +
+                           " entries, but the shape has " +
+                           std::to_string(param.shape->size()) + " dims");
+      for (size_t d = 0; d < param.strides->size(); ++d) {
+        const ShapeDim &stride = (*param.strides)[d];
+        std::string stride_field = field + ".strides[" + std::to_string(d) + "]";
+        if (!stride.isSymbolic()) {
+          if (stride.size < 0)
+            return invalid(stride_field, "must be >= 0 (got " +
+                                             std::to_string(stride.size) + ")");
+          continue;
+        }
+        int index = abi.paramIndex(stride.symbol);
+        if (index < 0 || abi.params[size_t(index)].kind != ParamKind::I64)
+          return invalid(stride_field,
+                         "'" + stride.symbol +
+                             "' must name an i64 parameter (the launcher "
+                             "passes the tensor's stride there)");
+      }
+    }
     if (param.shape) {
       for (size_t d = 0; d < param.shape->size(); ++d) {
         const ShapeDim &dim = (*param.shape)[d];
@@ -303,6 +330,16 @@ ordered_json kernelAbiToJsonValue(const KernelAbi &abi) {
         }
         p["shape"] = shape;
       }
+      if (param.strides) {
+        ordered_json strides = ordered_json::array();
+        for (const ShapeDim &dim : *param.strides) {
+          if (dim.isSymbolic())
+            strides.push_back(dim.symbol);
+          else
+            strides.push_back(dim.size);
+        }
+        p["strides"] = strides;
+      }
     }
     params.push_back(p);
   }
@@ -350,7 +387,7 @@ Result<KernelParam> paramFromJson(const json &value) {
     return invalid("", "must be an object (got " + json_util::describe(value) +
                            ")");
   if (Status s = json_util::checkKnownKeys(value, "",
-                                           {"name", "kind", "dtype", "shape"});
+                                           {"name", "kind", "dtype", "shape", "strides"});
       !s)
     return s;
   KernelParam param;
@@ -391,15 +428,17 @@ Result<KernelParam> paramFromJson(const json &value) {
     param.dtype = *type;
   }
 
-  auto shape = value.find("shape");
-  if (shape != value.end()) {
-    if (!shape->is_array())
-      return invalid("shape", "must be an array of integers and names (got " +
-                                  json_util::describe(*shape) + ")");
+  for (const char *key : {"shape", "strides"}) {
+    auto list = value.find(key);
+    if (list == value.end())
+      continue;
+    if (!list->is_array())
+      return invalid(key, "must be an array of integers and names (got " +
+                              json_util::describe(*list) + ")");
     std::vector<ShapeDim> dims;
-    for (size_t d = 0; d < shape->size(); ++d) {
-      const json &dim = (*shape)[d];
-      std::string field = indexed("shape", d);
+    for (size_t d = 0; d < list->size(); ++d) {
+      const json &dim = (*list)[d];
+      std::string field = indexed(key, d);
       if (dim.is_string()) {
         dims.push_back(ShapeDim::named(dim.get<std::string>()));
         continue;
@@ -412,7 +451,8 @@ Result<KernelParam> paramFromJson(const json &value) {
                                   json_util::describe(dim) + ")");
       dims.push_back(ShapeDim::constant(*size));
     }
-    param.shape = std::move(dims);
+    (std::string_view(key) == "shape" ? param.shape : param.strides) =
+        std::move(dims);
   }
   return param;
 }

@@ -195,6 +195,58 @@ TEST(KernelAbi, ValidateNamesPlusAndHintFields) {
             std::string::npos);
 }
 
+TEST(KernelAbi, StridesRoundTripAndNameI64Parameters) {
+  KernelAbi abi;
+  abi.name = "strided";
+  abi.params = {
+      {"k_cache", ParamKind::Pointer, ElementType::BF16,
+       std::vector<ShapeDim>{ShapeDim::named("num_blocks"),
+                             ShapeDim::constant(16), ShapeDim::constant(8),
+                             ShapeDim::constant(128)},
+       std::vector<ShapeDim>{ShapeDim::named("k_block_stride"),
+                             ShapeDim::named("k_token_stride"),
+                             ShapeDim::constant(128), ShapeDim::constant(1)}},
+      {"k_block_stride", ParamKind::I64, ElementType::F32, std::nullopt},
+      {"k_token_stride", ParamKind::I64, ElementType::F32, std::nullopt},
+  };
+  ASSERT_TRUE(validateKernelAbi(abi)) << validateKernelAbi(abi).message();
+  std::string text = kernelAbiToJson(abi);
+  EXPECT_EQ(json::parse(text)["params"][0]["strides"],
+            json::parse(R"(["k_block_stride", "k_token_stride", 128, 1])"));
+  auto back = kernelAbiFromJson(text);
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(*back, abi);
+
+  KernelAbi wrong = abi; // a stride symbol must be an i64 parameter
+  wrong.params[2].kind = ParamKind::I32;
+  Status s = validateKernelAbi(wrong);
+  EXPECT_EQ(s.field, "params[0].strides[1]");
+  EXPECT_NE(s.rule.find("must name an i64 parameter"), std::string::npos)
+      << s.message();
+
+  wrong = abi; // one stride per dim
+  wrong.params[0].strides->pop_back();
+  s = validateKernelAbi(wrong);
+  EXPECT_EQ(s.field, "params[0].strides");
+  EXPECT_NE(s.rule.find("has 3 entries, but the shape has 4 dims"),
+            std::string::npos)
+      << s.message();
+
+  wrong = abi; // strides need a shape
+  wrong.params[0].shape.reset();
+  s = validateKernelAbi(wrong);
+  EXPECT_EQ(s.field, "params[0].strides");
+
+  // JSON errors name the entry.
+  json bad = json::parse(text);
+  bad["params"][0]["strides"][2] = -4;
+  auto parsed = kernelAbiFromJson(bad.dump());
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(parsed.status().message().find("params[0].strides[2]"),
+            std::string::npos)
+      << parsed.status().message();
+}
+
 TEST(KernelAbi, ListRoundTrip) {
   KernelAbi second = fullAbi();
   second.name = "other";

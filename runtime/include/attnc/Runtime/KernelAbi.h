@@ -15,6 +15,10 @@
 //     "params": [
 //       {"name": "qkv", "kind": "pointer", "dtype": "bf16",
 //        "shape": ["num_tokens", 8192]},      // optional; ints or symbols
+//       {"name": "k_cache", "kind": "pointer", "dtype": "bf16",
+//        "shape": ["num_blocks", 16, 8, 128],
+//        "strides": ["k_cache_block_stride", "k_cache_token_stride",
+//                    "k_cache_head_stride", 1]}, // optional, in elements
 //       {"name": "num_tokens", "kind": "i32"},
 //       {"name": "eps", "kind": "f32"}
 //     ],
@@ -32,6 +36,15 @@
 //   {"value": "num_tokens", "multiplier": 8, "divisor": 64, "plus": "num_seqs"}
 // giving ceil_div(num_tokens * 8, 64) + num_seqs; "plus" names an i32/i64
 // parameter or a launch scalar like "value" (omitted when there is none).
+//
+// "strides" (optional; pointer parameters with a shape only, one entry per
+// dim, in elements) says which layouts the kernel reads: a constant must be
+// the tensor's stride exactly, a symbol names an i64 parameter that the
+// launcher sets to the tensor's stride (so the kernel takes engine-owned
+// views such as the K half of a [num_blocks, 2, block_size, heads, dim]
+// allocation). Without "strides" the tensor must be C-contiguous. Strides of
+// dims of size 1 never matter (they are not checked, and a symbol there is
+// bound to the contiguous stride).
 //
 // "hints" (optional, omitted when empty) are named integer facts about the
 // kernel that a launcher may use to pick values it passes, e.g. the CTA
@@ -95,6 +108,10 @@ struct KernelParam {
   ElementType dtype = ElementType::F32;
   /// Pointers only, optional: the expected shape.
   std::optional<std::vector<ShapeDim>> shape;
+  /// Pointers with a shape only, optional: the accepted strides (in
+  /// elements), one per dim; a symbol names an i64 parameter bound to the
+  /// tensor's stride. Absent: C-contiguous.
+  std::optional<std::vector<ShapeDim>> strides;
 
   /// Bytes the parameter occupies in the kernel's parameter buffer.
   size_t byteSize() const;
@@ -155,7 +172,8 @@ struct KernelAbi {
 };
 
 /// Checks the rules the JSON reader enforces (identifiers, unique names,
-/// dtype only on pointers, grid values and pluses that name an i32/i64
+/// dtype only on pointers, strides only with a shape of the same rank and
+/// naming i64 parameters, grid values and pluses that name an i32/i64
 /// parameter or a launch scalar, positive multipliers/divisors, block limits,
 /// hint names that are identifiers). Errors name the field
 /// ("params[1].name", "grid[0].value", "grid[0].plus", "hints").
