@@ -627,31 +627,33 @@ Status LaunchChecker::check(const TensorView *tensors, size_t num_tensors,
     if (Status s = splitKv(state, requested_splits, requested_from); !s)
       return s;
 
-  auto value = [&](int32_t symbol, bool i32, int64_t &out) -> Status {
+  // The scalars, with a message built only for a failure.
+  auto valueError = [&](int32_t symbol, bool found, int64_t value) {
     const std::string &name = symbols_[size_t(symbol)].name;
-    if (!lookup(symbols_, state, symbol, out))
+    if (!found)
       return invalid(name, "cannot be derived from the tensors (no argument "
                            "has a dim of that name)");
-    if (i32 && (out > std::numeric_limits<int32_t>::max() ||
-                out < std::numeric_limits<int32_t>::min()))
-      return invalid(name, std::to_string(out) +
-                               " does not fit the kernel's int32");
-    return Status();
+    return invalid(name, std::to_string(value) +
+                             " does not fit the kernel's int32");
   };
   for (size_t i = 0; i < abi.params.size(); ++i) {
     out_params[i] = 0;
-    if (param_symbols_[i] < 0)
+    int32_t symbol = param_symbols_[i];
+    if (symbol < 0)
       continue;
-    if (Status s = value(param_symbols_[i],
-                         abi.params[i].kind == ParamKind::I32, out_params[i]);
-        !s)
-      return s;
+    int64_t v = 0;
+    bool found = lookup(symbols_, state, symbol, v);
+    if (!found || (abi.params[i].kind == ParamKind::I32 &&
+                   (v > std::numeric_limits<int32_t>::max() ||
+                    v < std::numeric_limits<int32_t>::min())))
+      return valueError(symbol, found, v);
+    out_params[i] = v;
   }
-  for (size_t i = 0; i < launch_scalar_symbols_.size(); ++i)
-    if (Status s = value(launch_scalar_symbols_[i], false,
-                         out_launch_scalars[i]);
-        !s)
-      return s;
+  for (size_t i = 0; i < launch_scalar_symbols_.size(); ++i) {
+    int32_t symbol = launch_scalar_symbols_[i];
+    if (!lookup(symbols_, state, symbol, out_launch_scalars[i]))
+      return valueError(symbol, false, 0);
+  }
   if (out_device)
     *out_device = device;
   return Status();
