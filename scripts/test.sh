@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command: set-up, build, then the lit suite, the gtest suite, the
-# pytest suite and the fuzz targets (scripts/fuzz.sh, 60 s each). Prints
+# launch-overhead guard (test/bench/launch_overhead.c: the C plan path must
+# cost <= 300 ns over cuLaunchKernel, against the fake driver), the pytest
+# suite and the fuzz targets (scripts/fuzz.sh, 60 s each). Prints
 # each suite's counts and a closing "N passed, N failed, N skipped" line
 # (skipped: lit's unsupported, gtest's and pytest's skipped, among them the
 # GPU tests on a machine without one); exits non-zero if any test fails.
@@ -47,6 +49,20 @@ passed=$((passed + g_passed))
 failed=$((failed + g_failed))
 skipped=$((skipped + g_skipped))
 echo "gtest: $g_passed passed, $g_failed failed, $g_skipped skipped"
+
+echo "== launch overhead (test/bench/launch_overhead.c, fake driver)"
+bench_log=$(mktemp)
+"$build/bin/attnc-launch-overhead" 2>&1 | tee "$bench_log"
+bench_status=${PIPESTATUS[0]}
+if grep -q '^launch_overhead: skipped' "$bench_log"; then
+  skipped=$((skipped + 1))
+elif [[ $bench_status -eq 0 ]]; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+  status=1
+fi
+rm -f "$bench_log"
 
 echo "== pytest suite (python/tests; test/gpu skips without a GPU)"
 py_log=$(mktemp)

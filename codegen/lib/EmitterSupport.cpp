@@ -171,8 +171,10 @@ std::vector<KernelParam> abiParams(ArrayRef<EmittedParam> params) {
   std::vector<KernelParam> abi;
   abi.reserve(params.size());
   for (const EmittedParam &param : params)
-    if (param.present)
+    if (param.present) {
       abi.push_back(param.abi);
+      abi.back().writes = param.writes; // "writes" in the ABI JSON
+    }
   return abi;
 }
 

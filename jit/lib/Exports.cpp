@@ -9,6 +9,7 @@ namespace {
 [[gnu::used]] void *const keep_c_api_objects[] = {
     reinterpret_cast<void *>(&attnc_status_name),          // runtime/lib/CApi.cpp
     reinterpret_cast<void *>(&attnc_split_kv_count),       // runtime/lib/CApiPlan.cpp
+    reinterpret_cast<void *>(&attnc_launch_plan_run),      // runtime/lib/CApiLaunch.cpp
     reinterpret_cast<void *>(&attnc_model_compile_config), // jit/lib/CApiModel.cpp
 };
 } // namespace

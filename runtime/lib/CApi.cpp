@@ -67,6 +67,8 @@ attnc_kernel_set_t wrap(const std::shared_ptr<Context> &context,
     kernel->set = handle.get();
     kernel->abi = &abi;
     kernel->abi_json = kernelAbiToJson(abi);
+    kernel->launcher =
+        std::make_unique<KernelLauncher>(*handle->context, *handle->set, abi);
     handle->kernels.push_back(std::move(kernel));
   }
   return handle.release();
@@ -394,9 +396,8 @@ attnc_status_t attnc_kernel_launch(attnc_kernel_t kernel, void *stream,
   return guarded([&]() -> attnc_status_t {
     if (!kernel)
       return invalid("kernel", "NULL");
-    Status s = kernel->set->context->launch(
-        *kernel->set->set, kernel->abi->name, stream, args, num_args,
-        launch_scalars, num_launch_scalars);
+    Status s = kernel->launcher->launch(stream, args, num_args, launch_scalars,
+                                        num_launch_scalars);
     return s ? ATTNC_STATUS_OK : fail(s);
   });
 }
@@ -410,10 +411,16 @@ attnc_status_t attnc_kernel_set_launch(attnc_kernel_set_t set,
     if (attnc_status_t s =
             checkArgs({{"set", set}, {"kernel_name", kernel_name}}))
       return s;
-    Status s =
-        set->context->launch(*set->set, kernel_name, stream, args, num_args,
-                             launch_scalars, num_launch_scalars);
-    return s ? ATTNC_STATUS_OK : fail(s);
+    for (const auto &kernel : set->kernels)
+      if (kernel->abi->name == kernel_name)
+        return attnc_kernel_launch(kernel.get(), stream, args, num_args,
+                                   launch_scalars, num_launch_scalars);
+    std::string names;
+    for (const auto &kernel : set->kernels)
+      names += (names.empty() ? "" : ", ") + kernel->abi->name;
+    return fail(Status(StatusCode::NotFound, "kernel",
+                       "no kernel '" + std::string(kernel_name) +
+                           "' in this set (it has " + names + ")"));
   });
 }
 

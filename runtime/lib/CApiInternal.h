@@ -14,6 +14,7 @@
 
 #include "attnc/Runtime/Context.h"
 #include "attnc/Runtime/KernelAbi.h"
+#include "attnc/Runtime/LaunchPlan.h"
 
 #include <exception>
 #include <initializer_list>
@@ -29,6 +30,12 @@ struct attnc_kernel_s {
   attnc_kernel_set_s *set = nullptr;
   const attnc::runtime::KernelAbi *abi = nullptr;
   std::string abi_json;
+  /// Per-context plans and the launch checks, precomputed from the ABI.
+  std::unique_ptr<attnc::runtime::KernelLauncher> launcher;
+};
+
+struct attnc_launch_plan_s {
+  attnc::runtime::LaunchPlan plan;
 };
 
 struct attnc_kernel_set_s {

@@ -3,6 +3,7 @@
 #include "attnc/Runtime/Context.h"
 
 #include "attnc/Runtime/Driver.h"
+#include "attnc/Runtime/LaunchPlan.h"
 
 namespace attnc::runtime {
 
@@ -101,19 +102,36 @@ Context::loadBundle(const std::string &directory) const {
   return std::make_shared<const KernelSet>(std::move(*set));
 }
 
+namespace {
+Status noSuchKernel(const KernelSet &set, const std::string &kernel_name) {
+  std::string names;
+  for (const KernelAbi &kernel : set.kernels())
+    names += (names.empty() ? "" : ", ") + kernel.name;
+  return Status(StatusCode::NotFound, "kernel",
+                "no kernel '" + kernel_name + "' in this set (it has " + names +
+                    ")");
+}
+} // namespace
+
+Status Context::launchChecked(const KernelSet &set,
+                              const std::string &kernel_name, void *stream,
+                              const TensorView *tensors, size_t num_tensors,
+                              const SymbolValue *symbols, size_t num_symbols) {
+  const KernelAbi *abi = set.findKernel(kernel_name);
+  if (!abi)
+    return noSuchKernel(set, kernel_name);
+  KernelLauncher launcher(*this, set, *abi);
+  return launcher.launchChecked(stream, tensors, num_tensors, symbols,
+                                num_symbols);
+}
+
 Status Context::launch(const KernelSet &set, const std::string &kernel_name,
                        void *stream, void *const *args, size_t num_args,
                        const int64_t *launch_scalars,
                        size_t num_launch_scalars) {
   const KernelAbi *abi = set.findKernel(kernel_name);
-  if (!abi) {
-    std::string names;
-    for (const KernelAbi &kernel : set.kernels())
-      names += (names.empty() ? "" : ", ") + kernel.name;
-    return Status(StatusCode::NotFound, "kernel",
-                  "no kernel '" + kernel_name + "' in this set (it has " +
-                      names + ")");
-  }
+  if (!abi)
+    return noSuchKernel(set, kernel_name);
   // Everything checkable without a GPU first, so bad arguments are reported
   // as such on any machine.
   auto geometry = computeLaunchGeometry(*abi, args, num_args, launch_scalars,

@@ -101,6 +101,11 @@ Result<CUcontext> CudaDriver::currentContext() const {
   return context;
 }
 
+int CudaDriver::currentContextRaw(CUcontext *context) const noexcept {
+  *context = nullptr;
+  return int(symbols_->cuCtxGetCurrent(context));
+}
+
 Result<int> CudaDriver::currentDevice() const {
   CUdevice device = 0;
   if (Status s = ATTNC_CU_CHECK(cuCtxGetDevice(&device)); !s)

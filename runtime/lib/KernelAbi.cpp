@@ -113,7 +113,7 @@ bool KernelParam::operator==(const KernelParam &other) const {
   if (kind != ParamKind::Pointer)
     return true; // dtype and shape mean nothing for scalars
   return dtype == other.dtype && shape == other.shape &&
-         strides == other.strides;
+         strides == other.strides && writes == other.writes;
 }
 
 bool GridDimRule::operator==(const GridDimRule &other) const {
@@ -202,6 +202,11 @@ Status validateKernelAbi(const KernelAbi &abi) {
     if (param.shape && param.kind != ParamKind::Pointer)
       return invalid(field + ".shape",
                      "only pointer parameters have a shape (this one is " +
+                         std::string(paramKindName(param.kind)) + ")");
+    if (param.writes && param.kind != ParamKind::Pointer)
+      return invalid(field + ".writes",
+                     "only pointer parameters are written through (this one "
+                     "is " +
                          std::string(paramKindName(param.kind)) + ")");
     if (param.strides) {
       if (!param.shape)
@@ -340,6 +345,8 @@ ordered_json kernelAbiToJsonValue(const KernelAbi &abi) {
         }
         p["strides"] = strides;
       }
+      if (param.writes)
+        p["writes"] = true;
     }
     params.push_back(p);
   }
@@ -387,7 +394,8 @@ Result<KernelParam> paramFromJson(const json &value) {
     return invalid("", "must be an object (got " + json_util::describe(value) +
                            ")");
   if (Status s = json_util::checkKnownKeys(value, "",
-                                           {"name", "kind", "dtype", "shape", "strides"});
+                                           {"name", "kind", "dtype", "shape",
+                                            "strides", "writes"});
       !s)
     return s;
   KernelParam param;
@@ -426,6 +434,17 @@ Result<KernelParam> paramFromJson(const json &value) {
                                   "' (expected one of " +
                                   nameList(kAllTypes, elementTypeName) + ")");
     param.dtype = *type;
+  }
+
+  if (auto writes = value.find("writes"); writes != value.end()) {
+    if (!writes->is_boolean())
+      return invalid("writes", "must be true or false (got " +
+                                   json_util::describe(*writes) + ")");
+    if (param.kind != ParamKind::Pointer)
+      return invalid("writes", "only pointer parameters are written through "
+                               "(this one is " +
+                                   *kind_text + ")");
+    param.writes = writes->get<bool>();
   }
 
   for (const char *key : {"shape", "strides"}) {

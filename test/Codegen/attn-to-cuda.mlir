@@ -204,7 +204,8 @@
 // CHECK-NEXT: "num_tokens",
 // CHECK-NEXT: 4,
 // CHECK-NEXT: 3
-// CHECK-NEXT: ]
+// CHECK-NEXT: ],
+// CHECK-NEXT: "writes": true
 // CHECK-NEXT: },
 // CHECK-NEXT: {
 // CHECK-NEXT: "name": "workspace",
@@ -212,7 +213,8 @@
 // CHECK-NEXT: "dtype": "f32",
 // CHECK-NEXT: "shape": [
 // CHECK-NEXT: 1216776
-// CHECK-NEXT: ]
+// CHECK-NEXT: ],
+// CHECK-NEXT: "writes": true
 // CHECK-NEXT: },
 // CHECK-NEXT: {
 // CHECK-NEXT: "name": "num_tokens",
@@ -404,7 +406,8 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // CHECK-NEXT: "dtype": "f32",
 // CHECK-NEXT: "shape": [
 // CHECK-NEXT: 8786184
-// CHECK-NEXT: ]
+// CHECK-NEXT: ],
+// CHECK-NEXT: "writes": true
 // CHECK-NEXT: },
 // CHECK-NEXT: {
 // CHECK-NEXT: "name": "num_tokens",
@@ -532,7 +535,8 @@ func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?x
 // CHECK-NEXT: "dtype": "f32",
 // CHECK-NEXT: "shape": [
 // CHECK-NEXT: 8786184
-// CHECK-NEXT: ]
+// CHECK-NEXT: ],
+// CHECK-NEXT: "writes": true
 // CHECK-NEXT: },
 // CHECK-NEXT: {
 // CHECK-NEXT: "name": "num_tokens",

@@ -18,6 +18,7 @@
 |*   launches may run concurrently from any threads. A kernel set keeps its  *|
 |*   context's internals alive, so it may outlive attnc_context_destroy;     *|
 |*   attnc_kernel_t handles are owned by their set.                          *|
+|* - attnc_launch_plan_t is immutable: run it from any threads at once.     *|
 |* - attnc_last_error() is per thread.                                        *|
 |*                                                                            *|
 |* Strings returned by query functions are owned by the object they come     *|
@@ -263,6 +264,125 @@ attnc_status_t attnc_kernel_set_launch(attnc_kernel_set_t set,
                                        void *const *args, size_t num_args,
                                        const int64_t *launch_scalars,
                                        size_t num_launch_scalars);
+
+/* ---- Launch plans (the fast path) ---------------------------------------- */
+
+/** A kernel ready to launch in one CUDA context: its CUfunction, block,
+ *  dynamic shared memory and grid rule compiled to parameter indices. */
+typedef struct attnc_launch_plan_s *attnc_launch_plan_t;
+
+/** Loads `kernel`'s module into the calling thread's current CUDA context,
+ *  gets the function and sets its dynamic shared memory attribute (what
+ *  the first launch there would do). Idempotent. Call it before a stream
+ *  capture, so nothing is loaded while capturing. INVALID_ARGUMENT without
+ *  a current context, NO_DRIVER without a driver, NOT_FOUND when no binary
+ *  of the set runs on the current device. */
+attnc_status_t attnc_kernel_prepare(attnc_kernel_t kernel);
+
+/** A plan for `kernel` in the current CUDA context (prepared as by
+ *  attnc_kernel_prepare). Valid while the kernel's set lives; run it only
+ *  in the context it was made in. Destroy with attnc_launch_plan_destroy. */
+attnc_status_t attnc_launch_plan_create(attnc_kernel_t kernel,
+                                        attnc_launch_plan_t *out_plan);
+
+/** Destroys a plan (NULL is ignored). */
+void attnc_launch_plan_destroy(attnc_launch_plan_t plan);
+
+/** Launches `plan` on `stream`: the grid from the rule over `args` and
+ *  `launch_scalars` (exactly as attnc_kernel_launch: args[i] points to
+ *  parameter i's value, launch_scalars are the ABI's, in order), then
+ *  cuLaunchKernel through a function pointer the plan holds. No lock,
+ *  allocation, lookup or string on success, so it may run inside a stream
+ *  capture. A grid with a zero dimension launches nothing and returns OK.
+ *  Failures are INVALID_ARGUMENT (a negative grid value, a grid over CUDA's
+ *  limits, NULL args or a NULL argument the grid reads), with the message
+ *  built only then, or CUDA_ERROR from cuLaunchKernel. launch_scalars may
+ *  be NULL when the kernel has none. The caller guarantees the counts: the
+ *  plan reads args[0 .. attnc_kernel_param_count) and the launch scalars
+ *  the grid rule names. Thread-safe. */
+attnc_status_t attnc_launch_plan_run(attnc_launch_plan_t plan, void *stream,
+                                     void *const *args,
+                                     const int64_t *launch_scalars);
+
+/* ---- Checked launch ------------------------------------------------------ */
+
+/** Element types of tensors (attnc::runtime::ElementType, value for
+ *  value). */
+typedef enum attnc_dtype_e {
+  ATTNC_DTYPE_F32 = 0,
+  ATTNC_DTYPE_F16 = 1,
+  ATTNC_DTYPE_BF16 = 2,
+  ATTNC_DTYPE_FP8_E4M3 = 3,
+  ATTNC_DTYPE_FP8_E5M2 = 4,
+  ATTNC_DTYPE_I8 = 5,
+  ATTNC_DTYPE_U8 = 6,
+  ATTNC_DTYPE_I32 = 7,
+  ATTNC_DTYPE_I64 = 8,
+} attnc_dtype_t;
+
+/** The most dims of an attnc_tensor_t. */
+#define ATTNC_MAX_TENSOR_DIMS 8
+
+/** One tensor argument of a checked launch (a pointer parameter). */
+typedef struct attnc_tensor_t {
+  void *data;       /**< device pointer; NULL only when a dim is 0 */
+  int32_t dtype;    /**< attnc_dtype_t */
+  int32_t device;   /**< CUDA device ordinal; -1: unknown (not checked) */
+  int32_t ndim;     /**< 0..ATTNC_MAX_TENSOR_DIMS */
+  int32_t readonly; /**< non-zero: the caller may not have it written */
+  int64_t shape[ATTNC_MAX_TENSOR_DIMS];
+  int64_t strides[ATTNC_MAX_TENSOR_DIMS]; /**< in elements */
+} attnc_tensor_t;
+
+/** A value for a symbol no tensor carries. */
+typedef struct attnc_symbol_t {
+  const char *name;
+  int64_t value;
+} attnc_symbol_t;
+
+/** The launch checks alone (no GPU, no launch). `tensors[i]` is the
+ *  kernel's i-th pointer parameter (ABI order; num_tensors must equal the
+ *  pointer count). `symbols` give values no tensor carries
+ *  ("num_kv_splits": the requested count; absent: the split rule); an
+ *  unknown name is an error.
+ *
+ *  Rules (errors are INVALID_ARGUMENT naming the parameter as the field,
+ *  e.g. "k_cache: shape [4, 16, 8, 128] does not match [num_blocks, 16, 8,
+ *  192]: dim 3 is 128, expected 192"): the dtype; the rank and every dim of
+ *  the ABI shape, a symbol bound by the first tensor that has it and equal
+ *  everywhere after (num_seqs_plus_one is num_seqs + 1; shape [] accepts []
+ *  or [1]; a "workspace" parameter's [W] is a minimum: 1-D, >= W elements);
+ *  strides: C-contiguous (size-1 dims ignored) unless the ABI has
+ *  "strides", whose constants must match and whose symbols (i64
+ *  parameters) take the tensor's strides, with the innermost stride 1 and
+ *  every other stride of a dim of size > 1 a positive multiple of 16 bytes;
+ *  a 16-byte aligned data pointer, NULL only without elements; no read-only
+ *  tensor where the kernel writes ("writes" in the ABI); one device for
+ *  every tensor that has one; sequences when there are tokens (named
+ *  seq_lens); i32 values that fit; num_kv_splits in the split-KV contract
+ *  (attnc_split_kv_count's rule and checks).
+ *
+ *  On success out_params[i] is the value of parameter i when it is an
+ *  i32/i64 scalar (0 for pointers; num_params must be
+ *  attnc_kernel_param_count) and out_launch_scalars the launch scalars
+ *  (may be NULL when the kernel has none). Kernels with f32 parameters
+ *  cannot be checked (INVALID_ARGUMENT naming the parameter). Thread-safe;
+ *  little string work and no allocation on success. */
+attnc_status_t attnc_kernel_check_tensors(
+    attnc_kernel_t kernel, const attnc_tensor_t *tensors, size_t num_tensors,
+    const attnc_symbol_t *symbols, size_t num_symbols, int64_t *out_params,
+    size_t num_params, int64_t *out_launch_scalars, size_t num_launch_scalars);
+
+/** Checks as attnc_kernel_check_tensors, then also that every tensor with
+ *  a known device is on the current context's device, then launches
+ *  through the kernel's plan for the current CUDA context (made on first
+ *  use) on `stream`. Nothing is launched on any error; an empty grid
+ *  launches nothing and returns OK. */
+attnc_status_t attnc_kernel_launch_checked(attnc_kernel_t kernel, void *stream,
+                                           const attnc_tensor_t *tensors,
+                                           size_t num_tensors,
+                                           const attnc_symbol_t *symbols,
+                                           size_t num_symbols);
 
 /* ---- Split-KV ------------------------------------------------------------ */
 

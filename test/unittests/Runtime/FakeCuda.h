@@ -31,6 +31,15 @@ struct FakeCudaState {
   int minor = 0;
   /// Whether a context is current.
   bool has_context = true;
+  /// The device cuCtxGetDevice reports for the current context.
+  int device = 0;
+  /// The function of the last launch.
+  void *function = nullptr;
+  /// Calls of cuCtxGetCurrent, cuCtxGetDevice, cuDeviceGet and
+  /// cuDeviceGetAttribute (what a launch asks the driver besides launching).
+  int queries = 0;
+  /// Calls of cuModuleGetFunction.
+  int functions_got = 0;
 };
 
 /// Exported by the fake library: its state, for the test to inspect.

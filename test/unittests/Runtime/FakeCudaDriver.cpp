@@ -90,6 +90,7 @@ CUresult CUDAAPI cuGetErrorString(CUresult error, const char **text) {
 }
 
 CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
+  ++state.queries;
   *device = ordinal;
   return CUDA_SUCCESS;
 }
@@ -101,6 +102,7 @@ CUresult CUDAAPI cuDeviceGetCount(int *count) {
 
 CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
                                       CUdevice) {
+  ++state.queries;
   if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
     *value = state.major;
   else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
@@ -118,6 +120,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice) {
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
 
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext *context) {
+  ++state.queries;
   *context = state.has_context ? &fake_context : nullptr;
   return CUDA_SUCCESS;
 }
@@ -125,7 +128,8 @@ CUresult CUDAAPI cuCtxGetCurrent(CUcontext *context) {
 CUresult CUDAAPI cuCtxSetCurrent(CUcontext) { return CUDA_SUCCESS; }
 
 CUresult CUDAAPI cuCtxGetDevice(CUdevice *device) {
-  *device = 0;
+  ++state.queries;
+  *device = state.device;
   return CUDA_SUCCESS;
 }
 
@@ -148,6 +152,7 @@ CUresult CUDAAPI cuModuleUnload(CUmodule) {
 
 CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule,
                                      const char *name) {
+  ++state.functions_got;
   // The test kernels are called attnc_test_*; anything else is absent.
   if (std::strncmp(name, "attnc_test_", 11) != 0)
     return CUDA_ERROR_NOT_FOUND;
@@ -162,12 +167,13 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction, CUfunction_attribute attribute,
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuLaunchKernel(CUfunction, unsigned grid_x, unsigned grid_y,
+CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned grid_x, unsigned grid_y,
                                 unsigned grid_z, unsigned block_x,
                                 unsigned block_y, unsigned block_z,
                                 unsigned shared_memory_bytes, CUstream stream,
                                 void **params, void **) {
   ++state.launches;
+  state.function = function;
   state.grid[0] = grid_x;
   state.grid[1] = grid_y;
   state.grid[2] = grid_z;

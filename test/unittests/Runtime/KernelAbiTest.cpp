@@ -247,6 +247,49 @@ TEST(KernelAbi, StridesRoundTripAndNameI64Parameters) {
       << parsed.status().message();
 }
 
+TEST(KernelAbi, WritesRoundTripsOnPointersOnly) {
+  KernelAbi abi;
+  abi.name = "writer";
+  abi.params = {
+      {"out", ParamKind::Pointer, ElementType::F32, std::nullopt},
+      {"in", ParamKind::Pointer, ElementType::F32, std::nullopt},
+      {"n", ParamKind::I32, ElementType::F32, std::nullopt},
+  };
+  abi.params[0].writes = true;
+  ASSERT_TRUE(validateKernelAbi(abi)) << validateKernelAbi(abi).message();
+  std::string text = kernelAbiToJson(abi);
+  json document = json::parse(text);
+  EXPECT_EQ(document["params"][0]["writes"], true);
+  EXPECT_FALSE(document["params"][1].contains("writes")); // false: omitted
+  auto back = kernelAbiFromJson(text);
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_TRUE(back->params[0].writes);
+  EXPECT_EQ(*back, abi);
+  KernelAbi reader = abi;
+  reader.params[0].writes = false;
+  EXPECT_FALSE(reader == abi);
+
+  KernelAbi wrong = abi; // only pointers are written through
+  wrong.params[2].writes = true;
+  Status s = validateKernelAbi(wrong);
+  EXPECT_EQ(s.field, "params[2].writes");
+  json bad = document;
+  bad["params"][2]["writes"] = true;
+  auto parsed = kernelAbiFromJson(bad.dump());
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(parsed.status().message().find("params[2].writes: only pointer"),
+            std::string::npos)
+      << parsed.status().message();
+  bad = document;
+  bad["params"][0]["writes"] = 1;
+  parsed = kernelAbiFromJson(bad.dump());
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(parsed.status().message().find("params[0].writes: must be true "
+                                           "or false"),
+            std::string::npos)
+      << parsed.status().message();
+}
+
 TEST(KernelAbi, ListRoundTrip) {
   KernelAbi second = fullAbi();
   second.name = "other";

@@ -15,6 +15,7 @@
 #include "attnc/Runtime/KernelAbi.h"
 #include "attnc/Runtime/KernelCache.h"
 #include "attnc/Runtime/KernelSet.h"
+#include "attnc/Runtime/LaunchChecks.h"
 #include "attnc/Runtime/NvrtcCompiler.h"
 #include "attnc/Support/Status.h"
 
@@ -90,6 +91,17 @@ public:
   Status launch(const KernelSet &set, const std::string &kernel_name,
                 void *stream, void *const *args, size_t num_args,
                 const int64_t *launch_scalars, size_t num_launch_scalars);
+
+  /// launch() with the arguments made from `tensors` (one per pointer
+  /// parameter, ABI order) and `symbols` by the launch checks
+  /// (LaunchChecks.h), and every tensor's known device checked against the
+  /// current context's. Nothing is launched on any error. (The C API's
+  /// kernel handles keep a KernelLauncher that does this without finding
+  /// the kernel by name or the checks' set-up.)
+  Status launchChecked(const KernelSet &set, const std::string &kernel_name,
+                       void *stream, const TensorView *tensors,
+                       size_t num_tensors, const SymbolValue *symbols,
+                       size_t num_symbols);
 
 private:
   Context() = default;

@@ -79,12 +79,23 @@ public:
                 uint32_t dynamic_shared_memory_bytes, CUstream stream,
                 void **args) const;
 
+  /// The calling thread's current context (null if none) without building
+  /// a Result: the CUresult of cuCtxGetCurrent (0 on success). For the
+  /// launch hot path.
+  int currentContextRaw(CUcontext *context) const noexcept;
+
+  /// The resolved entry points (lib/DriverSymbols.h), for the launch plan's
+  /// direct cuLaunchKernel call.
+  const DriverSymbols &symbols() const { return *symbols_; }
+
+  /// Turns a CUresult into a Status naming the call and where it was made
+  /// (Ok for CUDA_SUCCESS).
+  Status check(int result, const char *call, const char *file, int line) const;
+
   ~CudaDriver();
 
 private:
   CudaDriver() = default;
-  /// Turns a CUresult into a Status naming the call and where it was made.
-  Status check(int result, const char *call, const char *file, int line) const;
 
   std::unique_ptr<DriverSymbols> symbols_;
   std::string library_;

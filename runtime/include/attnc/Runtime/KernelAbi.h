@@ -18,7 +18,8 @@
 //       {"name": "k_cache", "kind": "pointer", "dtype": "bf16",
 //        "shape": ["num_blocks", 16, 8, 128],
 //        "strides": ["k_cache_block_stride", "k_cache_token_stride",
-//                    "k_cache_head_stride", 1]}, // optional, in elements
+//                    "k_cache_head_stride", 1], // optional, in elements
+//        "writes": true},                     // optional: the kernel writes it
 //       {"name": "num_tokens", "kind": "i32"},
 //       {"name": "eps", "kind": "f32"}
 //     ],
@@ -112,6 +113,10 @@ struct KernelParam {
   /// elements), one per dim; a symbol names an i64 parameter bound to the
   /// tensor's stride. Absent: C-contiguous.
   std::optional<std::vector<ShapeDim>> strides;
+  /// Pointers only: the kernel writes through it (outputs, caches,
+  /// workspaces), so the checked launch refuses a read-only tensor there.
+  /// JSON "writes": true, omitted when false.
+  bool writes = false;
 
   /// Bytes the parameter occupies in the kernel's parameter buffer.
   size_t byteSize() const;
