@@ -30,8 +30,8 @@ Two implementations, one schema (see :func:`load`):
   no compiler needed, about 15 us more host time per call.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: torch.library.custom_op reads
+# the functions' type hints as objects.
 import os
 import threading
 import warnings
@@ -74,6 +74,19 @@ def _build_cpp(verbose: bool, build_directory: Optional[str]) -> None:
     libdir = os.path.dirname(library().path)
     if build_directory:
         os.makedirs(build_directory, exist_ok=True)
+    # The extension has no CUDA sources, but torch derives arch flags anyway
+    # and fails on machines without a GPU unless a list is given.
+    saved = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    if saved is None:
+        os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
+    try:
+        _load_extension(load_extension, libdir, verbose, build_directory)
+    finally:
+        if saved is None:
+            os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
+
+
+def _load_extension(load_extension, libdir, verbose, build_directory) -> None:
     load_extension(
         name="attnc_torch_ops", sources=[str(_HERE / "csrc" / "torch_ops.cpp")],
         extra_include_paths=_include_dirs(), extra_cflags=["-O2"],
