@@ -7,7 +7,11 @@ the minimum over 3 repetitions (the GPU work of these small launches is
 shorter than their host cost, so the loop measures the host side; a row
 whose GPU time per call exceeds its host time is flagged). Rows, at T=1 and
 T=16 query rows (decode of T sequences, qwen3-8b's shapes: 32/8 heads, 128
-dims, q/k norm, rope, bf16 paged cache of 16-token blocks, 1024 keys each):
+dims, q/k norm, rope, bf16 paged cache of 16-token blocks, 16 keys each:
+few, so that the GPU work of a call stays below its host cost and the loop
+measures the host; each row also gives the GPU time per call from a CUDA
+graph of 20 calls, and a row whose GPU time is not below its host time is
+flagged):
 
   preprocess / attention, plan.run ........ attnc.PreprocessPlan / AttentionPlan
   preprocess / attention, torch op ........ torch.ops.attnc.* (backend named)
@@ -39,33 +43,61 @@ import torch.nn.functional as F
 import attnc
 import attnc.torch_ops as ops
 
-HQ, HKV, D, BS, KEYS = 32, 8, 128, 16, 1024
+HQ, HKV, D, BS, KEYS = 32, 8, 128, 16, 16
 CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                       "examples", "configs", "qwen3-8b.json")
 
 
 def per_call_us(fn, n, reps=3):
-    """Host us per call: min over reps of (n back-to-back calls + one sync)
-    / n; also the GPU time per call of the last rep (events), to tell a
-    host-bound row from a GPU-bound one."""
+    """Host us per call: min over reps of (n back-to-back calls + one
+    sync) / n. Valid while the GPU keeps up (see gpu_us): with kernels
+    longer than the host cost the launch queue fills and the loop measures
+    the GPU instead."""
     for _ in range(20):
         fn()
     torch.cuda.synchronize()
     best = float("inf")
-    gpu = 0.0
     for _ in range(reps):
-        start_event = torch.cuda.Event(enable_timing=True)
-        end_event = torch.cuda.Event(enable_timing=True)
-        start_event.record()
         t0 = time.perf_counter()
         for _ in range(n):
             fn()
         t1 = time.perf_counter()
-        end_event.record()
         torch.cuda.synchronize()
         best = min(best, (t1 - t0) / n * 1e6)
-        gpu = start_event.elapsed_time(end_event) * 1e3 / n
-    return best, gpu
+    return best
+
+
+def gpu_us(fn, calls=20, reps=20):
+    """GPU us per call: a CUDA graph of `calls` calls, replayed (median of
+    reps); None when the call cannot be captured."""
+    try:
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            fn()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(calls):
+                fn()
+    except Exception:  # noqa: BLE001 - reported as None
+        torch.cuda.synchronize()
+        return None
+    graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) * 1e3 / calls)
+    return sorted(times)[len(times) // 2]
+
+
+def row(fn, n, capture=True):
+    return per_call_us(fn, n), (gpu_us(fn) if capture else None)
 
 
 def make_step(T, dev):
@@ -135,8 +167,8 @@ def c_rows(model, layer, s, n):
     def via_plan():
         run(handle, raw, args_ptr, scalars)
 
-    rows = {"C: cuLaunchKernel (ctypes)": per_call_us(direct, n),
-            "C: attnc_launch_plan_run (ctypes)": per_call_us(via_plan, n)}
+    rows = {"C: cuLaunchKernel (ctypes)": row(direct, n, capture=False),
+            "C: attnc_launch_plan_run (ctypes)": row(via_plan, n, capture=False)}
     cuda.cuModuleUnload(module)
     return rows
 
@@ -169,23 +201,23 @@ def main():
         ab = ops.binding(model, layer, "attention")
         q = s["q_out"]
         rows = {}
-        rows["preprocess plan.run"] = per_call_us(lambda: pre.run(
+        rows["preprocess plan.run"] = row(lambda: pre.run(
             s["qkv"], s["slots"], s["positions"], q_out=q), args.n)
-        rows["attention plan.run"] = per_call_us(lambda: att.run(
+        rows["attention plan.run"] = row(lambda: att.run(
             q, s["block_tables"], s["seq_lens"], s["query_start_loc"], out=s["out"]),
             args.n)
         tp, ta = torch.ops.attnc.preprocess, torch.ops.attnc.attention
-        rows[f"preprocess torch op ({backend})"] = per_call_us(lambda: tp(
+        rows[f"preprocess torch op ({backend})"] = row(lambda: tp(
             pb, s["qkv"], s["slots"], s["k_cache"], s["v_cache"], s["positions"],
             s["qw"], s["kw"], None, None, q, None), args.n)
-        rows[f"attention torch op ({backend})"] = per_call_us(lambda: ta(
+        rows[f"attention torch op ({backend})"] = row(lambda: ta(
             ab, q, s["k_cache"], s["v_cache"], s["block_tables"], s["seq_lens"],
             s["query_start_loc"], None, None, None, None, s["out"], ws, 0), args.n)
-        rows["preprocess checked (Model.preprocess)"] = per_call_us(lambda: model.preprocess(
+        rows["preprocess checked (Model.preprocess)"] = row(lambda: model.preprocess(
             layer, s["qkv"], slot_mapping=s["slots"], k_cache=s["k_cache"],
             v_cache=s["v_cache"], positions=s["positions"], q_norm_weight=s["qw"],
             k_norm_weight=s["kw"], q_out=q), max(args.n // 3, 300))
-        rows["attention checked (Model.attention)"] = per_call_us(lambda: model.attention(
+        rows["attention checked (Model.attention)"] = row(lambda: model.attention(
             layer, q, k_cache=s["k_cache"], v_cache=s["v_cache"],
             block_tables=s["block_tables"], seq_lens=s["seq_lens"],
             query_start_loc=s["query_start_loc"], out=s["out"], workspace=ws),
@@ -193,11 +225,11 @@ def main():
         rows.update(c_rows(model, layer, s, args.n))
         x = torch.randn(T * HQ, D, device=dev, dtype=torch.bfloat16)
         w = torch.randn(D, device=dev, dtype=torch.bfloat16)
-        rows["torch F.rms_norm"] = per_call_us(lambda: F.rms_norm(x, (D,), w, 1e-6), args.n)
+        rows["torch F.rms_norm"] = row(lambda: F.rms_norm(x, (D,), w, 1e-6), args.n)
         qs = torch.randn(T, HQ, 1, D, device=dev, dtype=torch.bfloat16)
         ks = torch.randn(T, HKV, KEYS, D, device=dev, dtype=torch.bfloat16)
         vs = torch.randn(T, HKV, KEYS, D, device=dev, dtype=torch.bfloat16)
-        rows["torch SDPA decode"] = per_call_us(lambda: F.scaled_dot_product_attention(
+        rows["torch SDPA decode"] = row(lambda: F.scaled_dot_product_attention(
             qs, ks, vs, enable_gqa=True), args.n)
 
         def step_fn():
@@ -211,14 +243,18 @@ def main():
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             step_fn()
-        rows["graph replay (preprocess + attention)"] = per_call_us(graph.replay, args.n)
-        results["rows"][f"T={T}"] = {k: {"host_us": round(h, 2), "gpu_us": round(g, 2),
-                                         "gpu_bound": g > h}
-                                     for k, (h, g) in rows.items()}
-        print(f"== T={T} (host us per call, back to back, min of 3; gpu us per call)")
+        rows["graph replay (preprocess + attention)"] = row(graph.replay, args.n,
+                                                            capture=False)
+        results["rows"][f"T={T}"] = {
+            k: {"host_us": round(h, 2), "gpu_us": None if g is None else round(g, 2),
+                "gpu_bound": g is not None and g >= h}
+            for k, (h, g) in rows.items()}
+        print(f"== T={T}, {KEYS} keys (host us per call, back to back, min of 3; "
+              "GPU us per call in a graph)")
         for k, (h, g) in rows.items():
-            flag = "  (GPU-bound)" if g > h else ""
-            print(f"  {k:45s} {h:7.2f}  {g:7.2f}{flag}")
+            flag = "  (GPU-bound: host figure is an upper bound)" if g is not None and g >= h else ""
+            gpu = "    -  " if g is None else f"{g:7.2f}"
+            print(f"  {k:45s} {h:7.2f}  {gpu}{flag}")
         c = rows["C: attnc_launch_plan_run (ctypes)"][0] - rows["C: cuLaunchKernel (ctypes)"][0]
         print(f"  attnc C plan over cuLaunchKernel: {c:+.2f} us")
         results["rows"][f"T={T}"]["c_plan_over_cuLaunchKernel_us"] = round(c, 3)
