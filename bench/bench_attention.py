@@ -10,13 +10,23 @@ floor (decode) and the bf16 matmul rate (prefill), side by side in one run.
 - prefill: one causal sequence of 8192 tokens, 16 heads (Hkv 16), through the
   same varlen paged kernel. TFLOP/s = 2 * S^2/2 * H * (Dqk + Dv) / time.
 
+- decode cache layouts (--layout): the same K/V bytes in engine layouts
+  that attnc takes as strided views, timed side by side with the contiguous
+  caches: vllm (one [pages, 2, 64, Hkv, 192] tensor, K = t[:, 0], V =
+  t[:, 1, ..., :128]), packed (K|V per token, [pages, 64, Hkv, 320]) and
+  hnd (FlashInfer's [pages, Hkv, 64, D] pages as .transpose(1, 2) views).
+  Each layout's output is checked bit for bit against the contiguous one.
+
 Times are medians of CUDA-graph replays (the kernels alone) for attnc and
 SDPA cuDNN; decode also records one launch from Python ("launch" keys).
 FlexAttention is timed as compiled calls.
 
 Usage (GPU machine): PYTHONPATH=python ATTNC_LIBRARY=build/lib/libattnc.so \
     python3 bench/bench_attention.py     # JSON to $OUT/bench_attention.json
+  --layout all (or some of contiguous vllm packed hnd): the decode layouts;
+  --decode-only: decode alone (no prefill, matmul or FlexAttention).
 """
+import argparse
 import json
 import os
 import sys
@@ -99,7 +109,33 @@ def paged(k, v, batch, length, hkv):
     return kc, vc, tables
 
 
-def decode(batch, hq=16, hkv=2, length=8192):
+LAYOUTS = ("contiguous", "vllm", "packed", "hnd")
+
+
+def layout_views(layout, kc, vc):
+    """The contiguous caches kc [pages, PAGE, Hkv, DQK] and vc [..., DV]
+    copied into `layout`'s allocation; returns the K and V views attnc is
+    given."""
+    if layout == "contiguous":
+        return kc, vc
+    pages, page, hkv = kc.shape[:3]
+    if layout == "vllm":  # one allocation, both halves DQK wide
+        t = torch.empty(pages, 2, page, hkv, max(DQK, DV), device=DEV, dtype=kc.dtype)
+        k, v = t[:, 0, ..., :DQK], t[:, 1, ..., :DV]
+    elif layout == "packed":  # K|V per token
+        t = torch.empty(pages, page, hkv, DQK + DV, device=DEV, dtype=kc.dtype)
+        k, v = t[..., :DQK], t[..., DQK:]
+    elif layout == "hnd":  # [pages, Hkv, PAGE, D] pages
+        k = torch.empty(pages, hkv, page, DQK, device=DEV, dtype=kc.dtype).transpose(1, 2)
+        v = torch.empty(pages, hkv, page, DV, device=DEV, dtype=vc.dtype).transpose(1, 2)
+    else:
+        raise ValueError(layout)
+    k.copy_(kc)
+    v.copy_(vc)
+    return k, v
+
+
+def decode(batch, hq=16, hkv=2, length=8192, layouts=("contiguous",), baselines=True):
     q = torch.randn(batch, hq, 1, DQK, device=DEV, dtype=torch.bfloat16)
     k = torch.randn(batch, hkv, length, DQK, device=DEV, dtype=torch.bfloat16)
     v = torch.randn(batch, hkv, length, DV, device=DEV, dtype=torch.bfloat16)
@@ -109,10 +145,11 @@ def decode(batch, hq=16, hkv=2, length=8192):
         cudnn = lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)  # noqa: E731
         r["sdpa_cudnn_launch_TBps"] = kv_bytes / bench(cudnn) / 1e9
         r["sdpa_cudnn_TBps"] = kv_bytes / graph_time(cudnn) / 1e9
-    fa = torch.compile(flex_attention)
-    fa(q, k, v, enable_gqa=True)
-    r["flex_TBps"] = kv_bytes / bench(lambda: fa(q, k, v, enable_gqa=True)) / 1e9
-    torch._dynamo.reset()
+    if baselines:
+        fa = torch.compile(flex_attention)
+        fa(q, k, v, enable_gqa=True)
+        r["flex_TBps"] = kv_bytes / bench(lambda: fa(q, k, v, enable_gqa=True)) / 1e9
+        torch._dynamo.reset()
     kc, vc, tables = paged(k, v, batch, length, hkv)
     model = model_for(hq, hkv)
     query = q[:, :, 0].contiguous()  # [B, Hq, Dqk]: one row per sequence
@@ -129,6 +166,28 @@ def decode(batch, hq=16, hkv=2, length=8192):
     splits = kv_splits(model, "full_attention", batch, batch)
     if splits is not None:
         r["attnc_kv_splits"] = splits
+    # The same bytes in each engine layout, side by side with contiguous.
+    for layout in layouts:
+        if layout == "contiguous":
+            entry = {"TBps": r["attnc_TBps"], "launch_TBps": r["attnc_launch_TBps"]}
+        else:
+            lk, lv = layout_views(layout, kc, vc)
+            lout = torch.full_like(out, float("nan"))
+            lrun = attnc_runner(model, query, lk, lv, tables, lens, starts, lout)
+            lrun()
+            torch.cuda.synchronize()
+            entry = {"bit_identical": bool(torch.equal(lout.view(torch.int16),
+                                                       out.view(torch.int16))),
+                     "strides": {"k": list(lk.stride()), "v": list(lv.stride())},
+                     "launch_TBps": kv_bytes / bench(lrun) / 1e9,
+                     "TBps": kv_bytes / graph_time(lrun) / 1e9}
+            del lk, lv
+        entry["over_contiguous"] = entry["TBps"] / r["attnc_TBps"]
+        r.setdefault("layouts", {})[layout] = entry
+    # A second contiguous measurement after the layouts: the run-to-run noise
+    # the ratios above sit in.
+    if len(layouts) > 1:
+        r["attnc_TBps_again"] = kv_bytes / graph_time(run) / 1e9
     return r
 
 
@@ -173,7 +232,21 @@ def prefill(seq=8192, heads=16):
     return r
 
 
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--layout", nargs="+", default=["contiguous"],
+                        choices=list(LAYOUTS) + ["all"],
+                        help="decode cache layouts to time beside contiguous")
+    parser.add_argument("--decode-only", action="store_true",
+                        help="decode alone: no prefill, matmul or FlexAttention")
+    args = parser.parse_args()
+    layouts = list(LAYOUTS) if "all" in args.layout else args.layout
+    args.layouts = ["contiguous"] + [l for l in layouts if l != "contiguous"]
+    return args
+
+
 def main():
+    args = parse_args()
     torch.manual_seed(0)
     res = {"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(),
            "command": " ".join(sys.argv)}
@@ -182,31 +255,43 @@ def main():
     b = torch.empty_like(a)
     res["copy_TBps"] = 2 * n / bench(lambda: b.copy_(a)) / 1e9
     del a, b
-    m = 8192
-    x = torch.randn(m, m, device=DEV, dtype=torch.bfloat16)
-    y = torch.randn(m, m, device=DEV, dtype=torch.bfloat16)
-    res["bf16_mm_TFLOPs"] = 2 * m ** 3 / bench(lambda: x @ y) / 1e9
-    del x, y
+    if not args.decode_only:
+        m = 8192
+        x = torch.randn(m, m, device=DEV, dtype=torch.bfloat16)
+        y = torch.randn(m, m, device=DEV, dtype=torch.bfloat16)
+        res["bf16_mm_TFLOPs"] = 2 * m ** 3 / bench(lambda: x @ y) / 1e9
+        del x, y
     for batch in (64, 8):
-        res[f"decode_B{batch}"] = r = decode(batch)
+        res[f"decode_B{batch}"] = r = decode(batch, layouts=args.layouts,
+                                             baselines=not args.decode_only)
         r["attnc_over_copy"] = r["attnc_TBps"] / res["copy_TBps"]
         r["attnc_over_cudnn"] = r["attnc_TBps"] / r["sdpa_cudnn_TBps"]
         print(f"decode B{batch}", json.dumps(r), flush=True)
-    res["prefill_S8192_H16_causal"] = r = prefill()
-    r["attnc_over_cudnn"] = r["attnc_TFLOPs"] / r["sdpa_cudnn_TFLOPs"]
-    r["attnc_over_matmul"] = r["attnc_TFLOPs"] / res["bf16_mm_TFLOPs"]
-    print("prefill", json.dumps(r), flush=True)
+    if not args.decode_only:
+        res["prefill_S8192_H16_causal"] = r = prefill()
+        r["attnc_over_cudnn"] = r["attnc_TFLOPs"] / r["sdpa_cudnn_TFLOPs"]
+        r["attnc_over_matmul"] = r["attnc_TFLOPs"] / res["bf16_mm_TFLOPs"]
+        print("prefill", json.dumps(r), flush=True)
     with open(os.path.join(os.environ.get("OUT", "."), "bench_attention.json"), "w") as f:
         json.dump(res, f, indent=1)
-    print(f"\n{res['gpu']}, copy {res['copy_TBps']:.2f} TB/s, "
-          f"bf16 mm {res['bf16_mm_TFLOPs']:.0f} TFLOP/s, {res['date']}")
+    mm = f", bf16 mm {res['bf16_mm_TFLOPs']:.0f} TFLOP/s" if "bf16_mm_TFLOPs" in res else ""
+    print(f"\n{res['gpu']}, copy {res['copy_TBps']:.2f} TB/s{mm}, {res['date']}")
     for batch in (64, 8):
         r = res[f"decode_B{batch}"]
         splits = f", {r['attnc_kv_splits']} KV splits" if "attnc_kv_splits" in r else ""
+        flex = f", Flex {r['flex_TBps']:.2f}" if "flex_TBps" in r else ""
         print(f"decode B{batch:<3} attnc {r['attnc_TBps']:.2f} TB/s "
               f"({r['attnc_over_copy']:.0%} of copy, {r['attnc_over_cudnn']:.2f}x cuDNN "
-              f"{r['sdpa_cudnn_TBps']:.2f}, Flex {r['flex_TBps']:.2f}) err "
-              f"{r['attnc_rel_err']:.1e}{splits}")
+              f"{r['sdpa_cudnn_TBps']:.2f}{flex}) err {r['attnc_rel_err']:.1e}{splits}")
+        for layout, entry in r.get("layouts", {}).items():
+            same = "" if layout == "contiguous" else (
+                ", bit-identical" if entry["bit_identical"] else ", OUTPUT DIFFERS")
+            print(f"  layout {layout:<10} {entry['TBps']:.2f} TB/s "
+                  f"({entry['over_contiguous']:.3f}x contiguous{same})")
+        if "attnc_TBps_again" in r:
+            print(f"  contiguous again {r['attnc_TBps_again']:.2f} TB/s (noise)")
+    if args.decode_only:
+        return
     r = res["prefill_S8192_H16_causal"]
     print(f"prefill S8192 causal: attnc {r['attnc_TFLOPs']:.1f} TFLOP/s, cuDNN "
           f"{r['sdpa_cudnn_TFLOPs']:.0f}, Flex {r['flex_TFLOPs']:.0f} "

@@ -9,6 +9,7 @@
 #include "attnc/Plan/AttentionTiling.h"
 #include "attnc/Plan/SplitKv.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -110,11 +111,15 @@ std::vector<EmittedParam> attentionParams(PagedAttentionOp op, OutputGateOp gate
   ElementType cache = abiType(layer.cache);
   std::string act = cudaType(layer.activation), cacheType = cudaType(layer.cache);
   std::vector<EmittedParam> params = {
-      inputParam("query", activation, abiShape(op.getQuery(), {"num_tokens"}), act),
-      inputParam("k_cache", cache, abiShape(op.getKCache(), {"num_blocks"}),
-                 cacheType),
-      inputParam("v_cache", cache, abiShape(op.getVCache(), {"num_blocks"}),
-                 cacheType),
+      inputParam("query", activation, abiShape(op.getQuery(), {"num_tokens"}), act)};
+  // The caches are the engine's views, followed by their strides.
+  llvm::append_range(
+      params, cacheViewParams(
+                  inputParam("k_cache", cache,
+                             abiShape(op.getKCache(), {"num_blocks"}), cacheType),
+                  inputParam("v_cache", cache,
+                             abiShape(op.getVCache(), {"num_blocks"}), cacheType)));
+  params.insert(params.end(), {
       inputParam("block_tables", ElementType::I32,
                  abiShape(op.getBlockTables(), {"num_seqs", "max_blocks_per_seq"}),
                  "int"),
@@ -135,7 +140,7 @@ std::vector<EmittedParam> attentionParams(PagedAttentionOp op, OutputGateOp gate
                                       : std::vector<ShapeDim>{},
                            act)),
       outputParam("output", activation, abiShape(op.getOutput(), {"num_tokens"}),
-                  act)};
+                  act)});
   if (tensorCore)
     params.push_back(outputParam("workspace", ElementType::F32,
                                  {ShapeDim::constant(workspaceFloats)}, "float"));

@@ -130,6 +130,24 @@ EmittedParam presentIf(bool present, EmittedParam param) {
   return param;
 }
 
+std::vector<EmittedParam> cacheViewParams(EmittedParam kCache,
+                                          EmittedParam vCache) {
+  static const char *const dims[] = {"block_stride", "token_stride",
+                                     "head_stride"};
+  std::vector<EmittedParam> params = {std::move(kCache), std::move(vCache)};
+  for (size_t i = 0; i < 2; ++i) {
+    std::vector<ShapeDim> strides;
+    for (const char *dim : dims) {
+      std::string symbol = params[i].abi.name + "_" + dim;
+      strides.push_back(ShapeDim::named(symbol));
+      params.push_back(scalarArg(symbol, ParamKind::I64));
+    }
+    strides.push_back(ShapeDim::constant(1)); // the head dim is contiguous
+    params[i].abi.strides = std::move(strides);
+  }
+  return params;
+}
+
 std::string cudaDeclaration(const EmittedParam &param) {
   if (param.abi.kind != ParamKind::Pointer)
     return param.cudaType + " " + param.abi.name;

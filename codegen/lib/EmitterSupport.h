@@ -64,6 +64,13 @@ EmittedParam outputParam(mlir::StringRef name, runtime::ElementType dtype,
 EmittedParam scalarArg(mlir::StringRef name, runtime::ParamKind kind);
 /// `param`, marked absent unless `present`.
 EmittedParam presentIf(bool present, EmittedParam param);
+/// The paged caches as views of the engine's allocations: k_cache and
+/// v_cache (shapes [num_blocks, block_size, heads, head_dim]), each with the
+/// ABI strides [<name>_block_stride, <name>_token_stride,
+/// <name>_head_stride, 1], followed by those six i64 parameters (in
+/// elements, k's then v's), which the launcher sets to the tensors' strides.
+std::vector<EmittedParam> cacheViewParams(EmittedParam kCache,
+                                          EmittedParam vCache);
 /// `const T *__restrict__ name`, `T *__restrict__ name` or `T name`.
 std::string cudaDeclaration(const EmittedParam &param);
 /// The entry point's name and parameter list, `name(decl, decl, ...)` with

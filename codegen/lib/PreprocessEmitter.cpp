@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "EmitterSupport.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -158,6 +159,7 @@ void printConfig(raw_ostream &os, const PreprocessKernel &k) {
   printMember(os, "int", "num_kv_heads", op.getNumKvHeads());
   printMember(os, "int", "qk_head_dim", op.getQkHeadDim());
   printMember(os, "int", "v_head_dim", op.getVHeadDim());
+  printMember(os, "int", "block_size", emission.getBlockSize());
   printMember(os, "long long", "fused_width", emission.getFusedWidth());
   printMember(os, "long long", "q_offset", emission.getQOffset());
   printMember(os, "long long", "q_head_stride", emission.getQHeadStride());
@@ -176,7 +178,8 @@ void printConfig(raw_ostream &os, const PreprocessKernel &k) {
   os << "};\n";
 }
 
-/// The entry point's parameters, in ABI order: inputs, outputs, scalars.
+/// The entry point's parameters, in ABI order: inputs and the caches with
+/// their strides, outputs, scalars.
 SmallVector<EmittedParam> kernelParams(const PreprocessKernel &k) {
   FusedPreprocessOp op = k.op;
   ElementType activation = abiType(k.emission.getActivation());
@@ -185,11 +188,16 @@ SmallVector<EmittedParam> kernelParams(const PreprocessKernel &k) {
       inputParam("qkv", activation, abiShape(op.getQkv(), {"num_tokens"}),
                  "Config::act_t"),
       inputParam("slot_mapping", indexAbiType(op.getSlotMapping()),
-                 abiShape(op.getSlotMapping(), {"num_tokens"}), "Config::slot_t"),
-      outputParam("k_cache", cache, abiShape(op.getKCache(), {"num_blocks"}),
-                  "Config::cache_t"),
-      outputParam("v_cache", cache, abiShape(op.getVCache(), {"num_blocks"}),
-                  "Config::cache_t")};
+                 abiShape(op.getSlotMapping(), {"num_tokens"}), "Config::slot_t")};
+  // The caches are the engine's views, followed by their strides.
+  llvm::append_range(
+      params, cacheViewParams(
+                  outputParam("k_cache", cache,
+                              abiShape(op.getKCache(), {"num_blocks"}),
+                              "Config::cache_t"),
+                  outputParam("v_cache", cache,
+                              abiShape(op.getVCache(), {"num_blocks"}),
+                              "Config::cache_t")));
   if (k.rope)
     params.push_back(inputParam("positions", indexAbiType(op.getPositions()),
                                 abiShape(op.getPositions(), {"num_tokens"}),

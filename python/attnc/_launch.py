@@ -10,6 +10,12 @@ parameters and launch scalars (num_tokens, num_seqs, max_blocks_per_seq) take
 the bound values, never values from the caller. A value no tensor carries
 (num_kv_splits) is bound by the caller of :func:`launch` through `derive`.
 
+Strides: a tensor must be C-contiguous unless its ABI entry has "strides"
+(the paged caches), one per dim, in elements: a constant must be the
+tensor's stride (the innermost is 1), a symbol binds the i64 parameter of
+that name to the tensor's stride (see :func:`check_strides`), so the kernels
+take engine-owned views of a cache allocation.
+
 Split-KV (attention kernels whose ABI has a ``num_kv_splits`` parameter, a
 ``workspace`` pointer and the hints ``target_ctas`` / ``max_kv_splits``): see
 :func:`choose_kv_splits` for the split rule and :func:`zeroed_workspace` for
@@ -27,9 +33,10 @@ from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
 from .errors import ArgumentError
 from ._library import Library
 from ._streams import resolve_stream
-from ._tensors import (ALIGNMENT, TensorArg, describe_dtype, dtype_matches,
-                       from_object, import_torch, is_c_contiguous,
-                       contiguous_strides, torch_dtype, torch_module)
+from ._tensors import (ALIGNMENT, ITEMSIZE, TensorArg, describe_dtype,
+                       dtype_matches, from_object, import_torch,
+                       is_c_contiguous, contiguous_strides, torch_dtype,
+                       torch_module)
 
 _INT32_MAX = 2**31 - 1
 
@@ -345,7 +352,10 @@ def check_argument(plan: KernelPlan, param: Mapping[str, Any], arg: TensorArg,
                     raise ArgumentError(
                         name, f"shape {list(arg.shape)} does not match "
                         f"{_shape_text(shape)}: dim {i} is {got}, expected {want}")
-    if not is_c_contiguous(arg):
+    strides = param.get("strides")
+    if strides is not None and param.get("shape") is not None:
+        check_strides(param, arg, strides, bindings)
+    elif not is_c_contiguous(arg):
         raise ArgumentError(
             name, f"must be C-contiguous: strides {list(arg.strides)} (in "
             f"elements) for shape {list(arg.shape)}, expected "
@@ -365,6 +375,70 @@ def check_argument(plan: KernelPlan, param: Mapping[str, Any], arg: TensorArg,
             raise ArgumentError(
                 name, f"is on cuda:{arg.device}, but {device_source[0]} is on "
                 f"cuda:{device[0]}; all tensors must be on one device")
+
+
+def stride_granule(param: Mapping[str, Any], arg: TensorArg) -> int:
+    """The bytes every stride of a strided view must be a multiple of: 16
+    (the kernels copy rows in 16-byte chunks), or, for rows (the innermost
+    dim) that are not a whole number of 16-byte chunks, the largest power of
+    two dividing the row's bytes (such rows are copied in pieces of at most
+    that size; contiguous tensors of any head dim stay accepted)."""
+    itemsize = ITEMSIZE.get(param.get("dtype"), 1)
+    row_bytes = (arg.shape[-1] if arg.shape else 1) * itemsize
+    if row_bytes <= 0 or row_bytes % ALIGNMENT == 0:
+        return ALIGNMENT
+    return min(ALIGNMENT, row_bytes & -row_bytes)
+
+
+def check_strides(param: Mapping[str, Any], arg: TensorArg,
+                  strides: Sequence[Any], bindings: _Bindings) -> None:
+    """Checks a tensor against the "strides" of its ABI entry (one per dim,
+    in elements) and binds their symbols: a constant must equal the tensor's
+    stride; a symbol names the i64 parameter the launch passes the tensor's
+    stride in, which must be positive and, times the element size, a
+    multiple of :func:`stride_granule` (16 bytes for rows of whole 16-byte
+    chunks). Dims of size 1 (and empty tensors) are not checked: their
+    stride never moves the address, and their symbols get the contiguous
+    stride. Raises ArgumentError naming the tensor and the rule."""
+    name = param["name"]
+    shape = list(arg.shape)
+    actual = list(arg.strides) if arg.strides is not None else list(
+        contiguous_strides(arg.shape))
+    contiguous = contiguous_strides(arg.shape)
+    if len(strides) != len(shape):
+        raise ArgumentError(name, f"the ABI gives {len(strides)} strides for "
+                            f"{len(shape)} dims {_shape_text(shape)}")
+    itemsize = ITEMSIZE.get(param.get("dtype"), 1)
+    granule = stride_granule(param, arg)
+    unused = arg.numel() == 0
+    described = f"strides {actual} (in elements) for shape {shape}"
+    used = [shape[i] != 1 and not unused for i in range(len(shape))]
+    # The constants first: a head dim that is not contiguous is the error to
+    # name, whatever the other strides are.
+    for i, want in enumerate(strides):
+        if used[i] and not isinstance(want, str) and actual[i] != int(want):
+            rule = ("the innermost dim must be contiguous (stride 1)"
+                    if i == len(shape) - 1 and int(want) == 1
+                    else f"dim {i} must have stride {want}")
+            raise ArgumentError(name, f"{rule}: got {described}")
+    for i, want in enumerate(strides):
+        if not isinstance(want, str):
+            continue
+        got = actual[i] if used[i] else contiguous[i]  # unused: any is accepted
+        if got <= 0:
+            raise ArgumentError(
+                name, f"stride of dim {i} ({want}) must be positive: got {described}")
+        if used[i] and got * itemsize % granule:
+            raise ArgumentError(
+                name, f"stride of dim {i} ({want}) is {got} elements = "
+                f"{got * itemsize} bytes, not a multiple of {granule} bytes (the "
+                f"kernels copy rows in {granule}-byte pieces): got {described}")
+        bound = bindings.get(want)
+        if bound is not None and bound != got:
+            raise ArgumentError(
+                name, f"stride of dim {i} is {got}, but {want} is {bound} "
+                f"(from {bindings.source(want)})")
+        bindings.bind(want, got, f"{name} stride {i}")
 
 
 #: provide[name](param, shape, device, stream handle) -> a tensor for a

@@ -375,6 +375,20 @@ class Model:
                 (block * block_size + offset), negative for padding (skipped).
             k_cache: ``[num_blocks, block_size, num_kv_heads, qk_head_dim]``.
             v_cache: ``[num_blocks, block_size, num_kv_heads, v_head_dim]``.
+                Both caches may be strided views of the engine's own
+                allocation: any block, token and head strides (the kernels
+                take them as parameters), with the head dim contiguous
+                (stride 1), every stride positive and a multiple of 16
+                bytes (of the row's bytes' largest power of two, when a
+                row is not whole 16-byte chunks), and the data pointer
+                16-byte aligned. So vLLM's ``t[:, 0]`` / ``t[:, 1]`` of one
+                ``[num_blocks, 2, block_size, num_kv_heads, head_dim]``
+                tensor, ``t[..., :qk_head_dim]`` / ``t[..., qk_head_dim:]``
+                of K|V packed per token ``[num_blocks, block_size,
+                num_kv_heads, qk_head_dim + v_head_dim]``, and FlashInfer's
+                HND pages ``[num_blocks, num_kv_heads, block_size,
+                head_dim]`` passed as ``.transpose(1, 2)`` are all taken
+                as they are. Strides of dims of size 1 are not checked.
             positions: ``[num_tokens]`` int64; required iff the model has rope.
             q_norm_weight, k_norm_weight: ``[qk_head_dim]``, activation dtype;
                 required iff the model has q/k norm.
@@ -396,9 +410,9 @@ class Model:
 
         Raises:
             ArgumentError: an argument broke a rule (the message names it):
-                wrong shape, dtype, device, strides (C-contiguous only),
-                alignment (16 bytes), a feature the kernel lacks, or a missing
-                one.
+                wrong shape, dtype, device, strides (C-contiguous only, but
+                for the caches' views above), alignment (16 bytes), a
+                feature the kernel lacks, or a missing one.
         """
         kernel, plan = self._plan(layer, "preprocess")
         given = {"qkv": qkv, "slot_mapping": slot_mapping, "k_cache": k_cache,
@@ -435,7 +449,12 @@ class Model:
             layer: layer kind name or layer index.
             query: ``[num_tokens, num_q_heads, qk_head_dim]`` (preprocess's
                 q_out).
-            k_cache, v_cache: the paged caches, as for :meth:`preprocess`.
+            k_cache, v_cache: the paged caches, as for :meth:`preprocess`:
+                ``[num_blocks, block_size, num_kv_heads, head_dim]``, C-
+                contiguous or strided views (vLLM's K/V halves of one
+                allocation, K|V packed per token, FlashInfer's HND pages
+                transposed) whose head dim is contiguous and whose strides
+                are multiples of 16 bytes.
             block_tables: ``[num_seqs, max_blocks_per_seq]`` int32.
             seq_lens: ``[num_seqs]`` int32, keys per sequence (including the
                 new tokens).

@@ -10,6 +10,11 @@ FAKE_DRIVER = REPO / "build" / "lib" / "libattnc-fake-cuda.so"
 FAKE_DRIVER_NO_DEVICE = REPO / "build" / "lib" / "libattnc-fake-cuda-nodevice.so"
 
 
+#: The caches' stride parameters (i64, in elements), right after k_cache and
+#: v_cache in both kernels; the ABI strides of a cache name its three.
+CACHE_STRIDES = ["k_cache_block_stride", "k_cache_token_stride", "k_cache_head_stride",
+                 "v_cache_block_stride", "v_cache_token_stride", "v_cache_head_stride"]
+
 #: The attention kernel's trailing parameters: before split-KV, and with it
 #: (workspace after the output, num_kv_splits last).
 ATTENTION_TRAILING = ["output", "num_tokens", "num_seqs", "max_blocks_per_seq"]

@@ -133,6 +133,8 @@ def test_parameters_are_marshalled_by_name(gated, monkeypatch):
         for i, param in enumerate(gated.kernel(LAYER, "attention").abi["params"]):
             if param["kind"] == "pointer":
                 values.append(ctypes.c_void_p.from_address(args[i]).value)
+            elif param["kind"] == "i64":
+                values.append(ctypes.c_int64.from_address(args[i]).value)
             else:
                 values.append(ctypes.c_int32.from_address(args[i]).value)
         seen["values"], seen["num_args"] = values, num_args
@@ -145,6 +147,12 @@ def test_parameters_are_marshalled_by_name(gated, monkeypatch):
     params = gated.kernel(LAYER, "attention").abi["params"]
     by_name = dict(args, query=query, output=args["out"])
     scalars = dict(SIZES, num_kv_splits=gated.attention_splits(LAYER, 7, 3))
+    # the caches' strides (contiguous fakes): block, token and head strides
+    for cache in ("k_cache", "v_cache"):
+        _, block_size, heads, dim = by_name[cache].__cuda_array_interface__["shape"]
+        scalars.update({f"{cache}_block_stride": block_size * heads * dim,
+                        f"{cache}_token_stride": heads * dim,
+                        f"{cache}_head_stride": dim})
     expected = [by_name[p["name"]].ptr if p["kind"] == "pointer" else scalars[p["name"]]
                 for p in params]
     assert seen["values"] == expected
@@ -155,7 +163,11 @@ def test_scalars_come_from_the_tensors(gated):
     _, plan = gated._plan(LAYER, "attention")
     given = att_args(gated)
     given["output"] = given.pop("out")
-    expected = {"num_tokens": 7, "num_seqs": 3, "max_blocks_per_seq": 4}
+    # the caches' strides too: k [5, 16, 2, 192] and v [5, 16, 2, 128]
+    expected = {"num_tokens": 7, "num_seqs": 3, "max_blocks_per_seq": 4,
+                "k_cache_block_stride": 16 * 2 * 192, "k_cache_token_stride": 2 * 192,
+                "k_cache_head_stride": 192, "v_cache_block_stride": 16 * 2 * 128,
+                "v_cache_token_stride": 2 * 128, "v_cache_head_stride": 128}
     if plan.takes_kv_splits:
         # no tensor carries num_kv_splits: the caller binds it (Model.attention
         # by the split rule)

@@ -11,14 +11,14 @@ from types import SimpleNamespace
 import pytest
 
 import attnc
-from attnc_cpu_helpers import CONFIG_DIR, REPO, check_attention_trailing, spec
+from attnc_cpu_helpers import CACHE_STRIDES, CONFIG_DIR, REPO, check_attention_trailing, spec
 
 CONFIGS = sorted(CONFIG_DIR.glob("*.json"))
 ATTNC_CLI = REPO / "build" / "bin" / "attnc"
 
-PREPROCESS_PARAMS = ["qkv", "slot_mapping", "k_cache", "v_cache"]
-ATTENTION_PARAMS = ["query", "k_cache", "v_cache", "block_tables", "seq_lens",
-                    "query_start_loc"]
+PREPROCESS_PARAMS = ["qkv", "slot_mapping", "k_cache", "v_cache"] + CACHE_STRIDES
+ATTENTION_PARAMS = ["query", "k_cache", "v_cache"] + CACHE_STRIDES + [
+    "block_tables", "seq_lens", "query_start_loc"]
 
 
 def _layout(path):
@@ -93,17 +93,18 @@ def test_model_metadata(compiled):
     assert kinds["attnc_test_meta"]["sliding_window"] == 128
     assert "attnc_test_meta" in repr(model)
     pre = model.kernel("attnc_test_meta", "preprocess")
-    assert pre.params == ["qkv", "slot_mapping", "k_cache", "v_cache", "positions",
-                          "q_norm_weight", "k_norm_weight", "q_out", "gate_out",
-                          "num_tokens"]
+    assert pre.params == (["qkv", "slot_mapping", "k_cache", "v_cache"] + CACHE_STRIDES
+                          + ["positions", "q_norm_weight", "k_norm_weight", "q_out",
+                             "gate_out", "num_tokens"])
     assert _shape(pre, "qkv") == ["num_tokens", 8 * 192 + 2 * 192 + 2 * 128 + 8 * 128]
     assert _shape(pre, "k_cache") == ["num_blocks", 16, 2, 192]
     assert _shape(pre, "v_cache") == ["num_blocks", 16, 2, 128]
     assert _dtype(pre, "slot_mapping") == "i64"
     assert _dtype(pre, "positions") == "i64"
     att = model.kernel("attnc_test_meta", "attention")
-    assert att.params == ["query", "k_cache", "v_cache", "block_tables", "seq_lens",
-                          "query_start_loc", "sinks", "gate"] + check_attention_trailing(att)
+    assert att.params == (["query", "k_cache", "v_cache"] + CACHE_STRIDES
+                          + ["block_tables", "seq_lens", "query_start_loc", "sinks", "gate"]
+                          + check_attention_trailing(att))
     assert _shape(att, "sinks") == [8]
     assert _shape(att, "query_start_loc") == ["num_seqs_plus_one"]
     assert _dtype(att, "block_tables") == "i32"

@@ -253,7 +253,8 @@ def values_of(model, launch):
     assert launch["num_args"] == len(params)
     values = {}
     for param, address in zip(params, launch["args"]):
-        kind = ctypes.c_void_p if param["kind"] == "pointer" else ctypes.c_int32
+        kind = {"pointer": ctypes.c_void_p, "i64": ctypes.c_int64}.get(param["kind"],
+                                                                      ctypes.c_int32)
         values[param["name"]] = kind.from_address(address).value
     return values
 

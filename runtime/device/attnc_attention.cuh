@@ -64,6 +64,7 @@ template <class C> struct PagedAttention {
     const act_t *__restrict__ query;
     const cache_t *__restrict__ k_cache;
     const cache_t *__restrict__ v_cache;
+    attnc::CacheStrides k_strides, v_strides;  // in elements (engine-owned views)
     const int *__restrict__ block_tables;
     const float *__restrict__ sinks;  // kSinks only
     const act_t *__restrict__ gate;   // kGate only
@@ -91,17 +92,17 @@ template <class C> struct PagedAttention {
   /// Copies the rows of one K or V tile whose 16-byte chunks tile the row
   /// (kDim * sizeof(cache_t) a multiple of 16). Each thread keeps one chunk
   /// column and walks the keys kThreads / kChunks apart, so the per-copy work
-  /// is a slot read, one multiply-add and the copy (keys whose slot is -1 are
-  /// zero-filled and read nothing).
+  /// is a slot read, the row's offset (a shift and two multiply-adds) and the
+  /// copy (keys whose slot is -1 are zero-filled and read nothing).
   template <int kDim, int kRowBytes>
-  static __device__ __forceinline__ void copy_rows(const cache_t *cache, int kv_head, const int *slots,
-                                                   unsigned char *dst) {
+  static __device__ __forceinline__ void copy_rows(const cache_t *cache, const attnc::CacheStrides &strides,
+                                                   int kv_head, const int *slots, unsigned char *dst) {
     constexpr int kChunks = kDim >= kCacheChunk ? kDim / kCacheChunk : 1;  // (checked even when unused)
     constexpr int kKeysPerPass = kThreads / kChunks;
     constexpr int kPasses = (kBlockN + kKeysPerPass - 1) / kKeysPerPass;
     const int chunk = threadIdx.x % kChunks, key0 = threadIdx.x / kChunks;
     if (key0 >= kKeysPerPass) return;  // the kThreads % kChunks spare threads
-    const cache_t *src = cache + (long long)kv_head * kDim + chunk * kCacheChunk;
+    const cache_t *src = cache + kv_head * strides.head + chunk * kCacheChunk;
     unsigned char *out = dst + key0 * kRowBytes + chunk * 16;
 #pragma unroll
     for (int p = 0; p < kPasses; ++p) {
@@ -109,7 +110,8 @@ template <class C> struct PagedAttention {
       if (kBlockN % kKeysPerPass != 0 && key >= kBlockN) break;
       const int slot = slots[key];
       attnc::cp_async_16(out + p * kKeysPerPass * kRowBytes,
-                         src + (long long)max(slot, 0) * (kNumKvHeads * kDim), slot >= 0);
+                         src + attnc::cache_slot_offset<kBlockSize>(strides, (unsigned)max(slot, 0)),
+                         slot >= 0);
     }
   }
 
@@ -119,13 +121,14 @@ template <class C> struct PagedAttention {
                                                      unsigned char *dst) {
     constexpr int kRowBytes = C::kKLandStride;
     if constexpr (kKVector) {
-      copy_rows<kQkHeadDim, kRowBytes>(a.k_cache, kv_head, slots, dst);
+      copy_rows<kQkHeadDim, kRowBytes>(a.k_cache, a.k_strides, kv_head, slots, dst);
     } else {
       for (int c = threadIdx.x; c < kBlockN * kQkHeadDim; c += kThreads) {
         const int key = c / kQkHeadDim, col = c % kQkHeadDim;
         const int slot = slots[key];
         reinterpret_cast<cache_t *>(dst + key * kRowBytes)[col] =
-            slot >= 0 ? a.k_cache[((long long)slot * kNumKvHeads + kv_head) * kQkHeadDim + col]
+            slot >= 0 ? a.k_cache[attnc::cache_slot_offset<kBlockSize>(a.k_strides, (unsigned)slot) +
+                                  kv_head * a.k_strides.head + col]
                       : attnc::from_float<cache_t>(0.0f);
       }
     }
@@ -134,13 +137,14 @@ template <class C> struct PagedAttention {
                                                      unsigned char *dst) {
     constexpr int kRowBytes = C::kVLandStride;
     if constexpr (kVVector) {
-      copy_rows<kVHeadDim, kRowBytes>(a.v_cache, kv_head, slots, dst);
+      copy_rows<kVHeadDim, kRowBytes>(a.v_cache, a.v_strides, kv_head, slots, dst);
     } else {
       for (int c = threadIdx.x; c < kBlockN * kVHeadDim; c += kThreads) {
         const int key = c / kVHeadDim, col = c % kVHeadDim;
         const int slot = slots[key];
         reinterpret_cast<cache_t *>(dst + key * kRowBytes)[col] =
-            slot >= 0 ? a.v_cache[((long long)slot * kNumKvHeads + kv_head) * kVHeadDim + col]
+            slot >= 0 ? a.v_cache[attnc::cache_slot_offset<kBlockSize>(a.v_strides, (unsigned)slot) +
+                                  kv_head * a.v_strides.head + col]
                       : attnc::from_float<cache_t>(0.0f);
       }
     }
@@ -833,16 +837,17 @@ template <class C> struct PagedAttention {
   /// and 8 consecutive threads read 128 contiguous bytes. Keys whose slot is -1
   /// and the padding columns are zero-filled (and read nothing).
   template <int kDim, int kPadDim>
-  static __device__ __forceinline__ void wg_copy_rows(const cache_t *cache, int kv_head, const int *slots,
-                                                      unsigned char *dst) {
+  static __device__ __forceinline__ void wg_copy_rows(const cache_t *cache, const attnc::CacheStrides &strides,
+                                                      int kv_head, const int *slots, unsigned char *dst) {
     constexpr int kKeysPerPass = kThreads / 8;
     static_assert(kBlockN % kKeysPerPass == 0, "whole passes");
     const int c = threadIdx.x % 8, key0 = threadIdx.x / 8;
+    const cache_t *head = cache + kv_head * strides.head;
 #pragma unroll
     for (int p = 0; p < kBlockN / kKeysPerPass; ++p) {
       const int key = key0 + p * kKeysPerPass;
       const int slot = slots[key];
-      const cache_t *src = cache + ((long long)max(slot, 0) * kNumKvHeads + kv_head) * kDim;
+      const cache_t *src = head + attnc::cache_slot_offset<kBlockSize>(strides, (unsigned)max(slot, 0));
 #pragma unroll
       for (int b = 0; b < kPadDim / 64; ++b) {
         const int col = b * 64 + c * 8;
@@ -946,7 +951,7 @@ template <class C> struct PagedAttention {
     }
     __syncthreads();
     if (my_tiles > 0)
-      wg_copy_rows<kQkHeadDim, kQkPad>(a.k_cache, kv_head, slot_s, k_s);
+      wg_copy_rows<kQkHeadDim, kQkPad>(a.k_cache, a.k_strides, kv_head, slot_s, k_s);
     attnc::cp_async_commit();
     for (int it = 0; it < my_tiles; ++it) {
       const int tile_key = (my_first + it) * kBlockN;
@@ -954,10 +959,10 @@ template <class C> struct PagedAttention {
       attnc::fence_proxy_async();
       __syncthreads();  // K_it (and Q) landed; every warp is done with V_{it-1} and K_{it-1}
       // V_it, then K_{it+1} (two groups), then the slots of tile it + 2.
-      wg_copy_rows<kVHeadDim, kVPad>(a.v_cache, kv_head, slot_s + it % 3 * kBlockN, v_s);
+      wg_copy_rows<kVHeadDim, kVPad>(a.v_cache, a.v_strides, kv_head, slot_s + it % 3 * kBlockN, v_s);
       attnc::cp_async_commit();
       if (it + 1 < my_tiles)
-        wg_copy_rows<kQkHeadDim, kQkPad>(a.k_cache, kv_head, slot_s + (it + 1) % 3 * kBlockN,
+        wg_copy_rows<kQkHeadDim, kQkPad>(a.k_cache, a.k_strides, kv_head, slot_s + (it + 1) % 3 * kBlockN,
                                          k_s + (it + 1) % 2 * C::kWgmmaKBytes);
       attnc::cp_async_commit();
       for (int k = tid; k < kBlockN; k += kThreads)
@@ -1003,6 +1008,7 @@ template <class C> struct PagedAttention {
 
   /// The kernel: finds the tile's sequence and rows, then runs the tile.
   static __device__ __forceinline__ void run(const act_t *query, const cache_t *k_cache, const cache_t *v_cache,
+                                             attnc::CacheStrides k_strides, attnc::CacheStrides v_strides,
                                              const int *block_tables, const int *seq_lens,
                                              const int *query_start_loc, const float *sinks,
                                              const float *k_scale, const float *v_scale, const act_t *gate,
@@ -1056,6 +1062,8 @@ template <class C> struct PagedAttention {
     a.query = query;
     a.k_cache = k_cache;
     a.v_cache = v_cache;
+    a.k_strides = k_strides;
+    a.v_strides = v_strides;
     a.block_tables = block_tables;
     if constexpr (C::kSinks)
       a.sinks = sinks;
@@ -1087,11 +1095,15 @@ template <class C> struct PagedAttention {
 template <class C>
 __device__ __forceinline__ void paged_attention(
     const typename C::act_t *query, const typename C::cache_t *k_cache,
-    const typename C::cache_t *v_cache, const int *block_tables, const int *seq_lens,
-    const int *query_start_loc, const float *sinks, const float *k_scale, const float *v_scale,
-    const typename C::act_t *gate, typename C::act_t *output, float *workspace, int num_tokens,
-    int num_seqs, int max_blocks_per_seq, int num_kv_splits) {
-  PagedAttention<C>::run(query, k_cache, v_cache, block_tables, seq_lens, query_start_loc, sinks,
+    const typename C::cache_t *v_cache, long long k_cache_block_stride,
+    long long k_cache_token_stride, long long k_cache_head_stride, long long v_cache_block_stride,
+    long long v_cache_token_stride, long long v_cache_head_stride, const int *block_tables,
+    const int *seq_lens, const int *query_start_loc, const float *sinks, const float *k_scale,
+    const float *v_scale, const typename C::act_t *gate, typename C::act_t *output,
+    float *workspace, int num_tokens, int num_seqs, int max_blocks_per_seq, int num_kv_splits) {
+  PagedAttention<C>::run(query, k_cache, v_cache,
+                         {k_cache_block_stride, k_cache_token_stride, k_cache_head_stride},
+                         {v_cache_block_stride, v_cache_token_stride, v_cache_head_stride}, block_tables, seq_lens, query_start_loc, sinks,
                          k_scale, v_scale, gate, output, workspace, num_tokens, num_seqs,
                          max_blocks_per_seq, num_kv_splits);
 }

@@ -29,13 +29,15 @@ template <bool kFp8> __device__ __forceinline__ float dequant(float x, float sca
 template <class C>
 __device__ __forceinline__ void reference_attention(
     const typename C::act_t *query, const typename C::cache_t *k_cache,
-    const typename C::cache_t *v_cache, const int *block_tables, const int *seq_lens,
-    const int *query_start_loc, const float *sinks, const float *k_scale,
+    const typename C::cache_t *v_cache, long long k_cache_block_stride,
+    long long k_cache_token_stride, long long k_cache_head_stride, long long v_cache_block_stride,
+    long long v_cache_token_stride, long long v_cache_head_stride, const int *block_tables,
+    const int *seq_lens, const int *query_start_loc, const float *sinks, const float *k_scale,
     const float *v_scale, const typename C::act_t *gate, typename C::act_t *output,
     int num_tokens, int num_seqs, int max_blocks_per_seq) {
   using act_t = typename C::act_t;
   using cache_t = typename C::cache_t;
-  constexpr int kNumQHeads = C::kNumQHeads, kNumKvHeads = C::kNumKvHeads;
+  constexpr int kNumQHeads = C::kNumQHeads;
   constexpr int kGroupSize = C::kGroupSize;
   constexpr int kQkHeadDim = C::kQkHeadDim, kVHeadDim = C::kVHeadDim;
   constexpr int kBlockSize = C::kBlockSize, kWarps = C::kWarps;
@@ -84,10 +86,14 @@ __device__ __forceinline__ void reference_attention(
     for (int c = 0; c < kVPerLane; ++c) acc[h][c] = 0.0f;
   }
   const int *table = block_tables + (long long)seq * max_blocks_per_seq;
+  // This KV head's rows in the engine's cache views (strides in elements).
+  const cache_t *k_head = k_cache + kv_head * k_cache_head_stride;
+  const cache_t *v_head = v_cache + kv_head * v_cache_head_stride;
   for (int key = key_begin + warp; key < key_end; key += kWarps) {
-    const long long slot = (long long)table[key / kBlockSize] * kBlockSize + key % kBlockSize;
-    const cache_t *k_row = k_cache + (slot * kNumKvHeads + kv_head) * kQkHeadDim;
-    const cache_t *v_row = v_cache + (slot * kNumKvHeads + kv_head) * kVHeadDim;
+    const long long block = table[key / kBlockSize];
+    const int offset = key % kBlockSize;
+    const cache_t *k_row = k_head + block * k_cache_block_stride + offset * k_cache_token_stride;
+    const cache_t *v_row = v_head + block * v_cache_block_stride + offset * v_cache_token_stride;
     float k[kQkPerLane], v[kVPerLane];
 #pragma unroll
     for (int c = 0; c < kQkPerLane; ++c) {

@@ -294,6 +294,26 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+// ---- paged cache views ------------------------------------------------------
+/// Element strides of one paged cache view [num_blocks, block_size, heads,
+/// head_dim] whose head dim is contiguous. Engines hand views of their own
+/// allocations (vLLM's [num_blocks, 2, block_size, heads, dim], K|V packed
+/// per token, FlashInfer's HND pages), so the kernels address a row as
+/// block * block + offset * token + head * head, in 64 bits. The launcher
+/// checks that each stride is a multiple of 16 bytes (the 16-byte copies).
+struct CacheStrides {
+  long long block, token, head;
+};
+
+/// The element offset of cache slot `slot` (block * kBlockSize + offset,
+/// not negative) at head 0: kBlockSize is a compile-time constant, so the
+/// split is a shift for powers of two (a multiply otherwise).
+template <int kBlockSize, typename Slot>
+__device__ __forceinline__ long long cache_slot_offset(const CacheStrides &s, Slot slot) {
+  static_assert(Slot(-1) > Slot(0), "an unsigned slot: the division is a shift");
+  return (long long)(slot / kBlockSize) * s.block + (long long)(slot % kBlockSize) * s.token;
+}
+
 // ---- warpgroup MMA (wgmma.mma_async, sm_90a only) ----------------------------
 // Shared-memory operands use the 128-byte swizzle of the PTX ISA
 // ("asynchronous warpgroup level matrix shared memory layout"): a tile of R

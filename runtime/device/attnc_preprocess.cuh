@@ -7,6 +7,8 @@
 // fills `Params<Config>` from its arguments and calls `Kernel<Config>::run`.
 // The Config derives from `Defaults` and has:
 //  - act_t, cache_t, slot_t: the activation, cache and slot_mapping types;
+//  - block_size: tokens per cache block (slot = block * block_size + offset;
+//    the caches are addressed through their block, token and head strides);
 //  - num_q_heads, num_kv_heads, qk_head_dim, v_head_dim, and the fused row's
 //    layout: fused_width, q_offset, q_head_stride, k_offset, v_offset;
 //  - the flags has_q_norm, has_k_norm, has_rope, has_gate, fp8_cache, and
@@ -61,6 +63,10 @@ template <class Config> struct Params {
   const typename Config::act_t *qkv;
   const typename Config::slot_t *slot_mapping;
   typename Config::cache_t *k_cache, *v_cache;
+  // The caches' block, token and head strides, in elements (engine-owned
+  // views; the head dim is contiguous).
+  long long k_cache_block_stride, k_cache_token_stride, k_cache_head_stride;
+  long long v_cache_block_stride, v_cache_token_stride, v_cache_head_stride;
   const typename Config::position_t *positions;
   const typename Config::act_t *q_norm_weight, *k_norm_weight;
   const float *k_scale, *v_scale;
@@ -89,6 +95,7 @@ template <class Config> struct Kernel {
     kNumKvHeads = Config::num_kv_heads,
     kQkHeadDim = Config::qk_head_dim,
     kVHeadDim = Config::v_head_dim,
+    kBlockSize = Config::block_size,
     kMaxHeadDim = kQkHeadDim > kVHeadDim ? kQkHeadDim : kVHeadDim,
     kVectorWidth = Config::vector_width,
     kThreadsPerHead = Config::threads_per_head,
@@ -174,6 +181,7 @@ template <class Config> struct Kernel {
     const long long *token_slot;
     act_t *q_out;
     cache_t *k_cache, *v_cache;
+    attnc::CacheStrides k_strides, v_strides;
     act_t *gate_out;
     const float (*rope_cos)[kRotaryDim], (*rope_sin)[kRotaryDim];
     float k_inv_scale, v_inv_scale;
@@ -297,7 +305,10 @@ template <class Config> struct Kernel {
       constexpr int kDim = kKind == 1 ? kQkHeadDim : kVHeadDim;
       const long long slot = s.token_slot[t];
       if (slot < 0) return;
-      cache_t *dst = (kKind == 1 ? s.k_cache : s.v_cache) + (slot * kNumKvHeads + w.head) * kDim;
+      const attnc::CacheStrides &strides = kKind == 1 ? s.k_strides : s.v_strides;
+      cache_t *dst = (kKind == 1 ? s.k_cache : s.v_cache) +
+                     attnc::cache_slot_offset<kBlockSize>(strides, (unsigned long long)slot) +
+                     w.head * strides.head;
       if constexpr (Config::fp8_cache) {
         // The cache stores x / scale, as x * (1 / scale): within one float
         // rounding of the quotient, far below e4m3's resolution, at a tenth
@@ -427,6 +438,8 @@ template <class Config> struct Kernel {
     state.q_out = p.q_out;
     state.k_cache = p.k_cache;
     state.v_cache = p.v_cache;
+    state.k_strides = {p.k_cache_block_stride, p.k_cache_token_stride, p.k_cache_head_stride};
+    state.v_strides = {p.v_cache_block_stride, p.v_cache_token_stride, p.v_cache_head_stride};
     state.gate_out = p.gate_out;
     run_kind<0>(p.qkv, group, first_token, num_tokens, state, p.q_norm_weight, p.k_norm_weight);
     run_kind<1>(p.qkv, group, first_token, num_tokens, state, p.q_norm_weight, p.k_norm_weight);

@@ -49,6 +49,7 @@
 // CHECK-NEXT: static constexpr int num_kv_heads = 2;
 // CHECK-NEXT: static constexpr int qk_head_dim = 2;
 // CHECK-NEXT: static constexpr int v_head_dim = 3;
+// CHECK-NEXT: static constexpr int block_size = 16;
 // CHECK-NEXT: static constexpr long long fused_width = 30;
 // CHECK-NEXT: static constexpr long long q_offset = 0;
 // CHECK-NEXT: static constexpr long long q_head_stride = 5;
@@ -69,6 +70,12 @@
 // CHECK-NEXT: const Config::slot_t *__restrict__ slot_mapping,
 // CHECK-NEXT: Config::cache_t *__restrict__ k_cache,
 // CHECK-NEXT: Config::cache_t *__restrict__ v_cache,
+// CHECK-NEXT: long long k_cache_block_stride,
+// CHECK-NEXT: long long k_cache_token_stride,
+// CHECK-NEXT: long long k_cache_head_stride,
+// CHECK-NEXT: long long v_cache_block_stride,
+// CHECK-NEXT: long long v_cache_token_stride,
+// CHECK-NEXT: long long v_cache_head_stride,
 // CHECK-NEXT: Config::act_t *__restrict__ q_out,
 // CHECK-NEXT: Config::act_t *__restrict__ gate_out,
 // CHECK-NEXT: int num_tokens) {
@@ -77,14 +84,84 @@
 // CHECK-NEXT: p.slot_mapping = slot_mapping;
 // CHECK-NEXT: p.k_cache = k_cache;
 // CHECK-NEXT: p.v_cache = v_cache;
+// CHECK-NEXT: p.k_cache_block_stride = k_cache_block_stride;
+// CHECK-NEXT: p.k_cache_token_stride = k_cache_token_stride;
+// CHECK-NEXT: p.k_cache_head_stride = k_cache_head_stride;
+// CHECK-NEXT: p.v_cache_block_stride = v_cache_block_stride;
+// CHECK-NEXT: p.v_cache_token_stride = v_cache_token_stride;
+// CHECK-NEXT: p.v_cache_head_stride = v_cache_head_stride;
 // CHECK-NEXT: p.q_out = q_out;
 // CHECK-NEXT: p.gate_out = gate_out;
 // CHECK-NEXT: p.num_tokens = num_tokens;
 // CHECK-NEXT: attnc::preprocess::Kernel<Config>::run(p);
 // CHECK-NEXT: }
 // CHECK-LABEL: // ===== abi small__preprocess =====
+// The caches are views of the engine's allocation: their ABI strides name
+// the six i64 parameters after v_cache (K's block, token and head strides,
+// then V's, in elements; the head dim contiguous), set by the launcher to
+// the tensors' strides. No other tensor has strides (C-contiguous).
+// CHECK: "name": "k_cache",
+// CHECK-NEXT: "kind": "pointer",
+// CHECK-NEXT: "dtype": "bf16",
+// CHECK-NEXT: "shape": [
+// CHECK-NEXT: "num_blocks",
+// CHECK-NEXT: 16,
+// CHECK-NEXT: 2,
+// CHECK-NEXT: 2
+// CHECK-NEXT: ],
+// CHECK-NEXT: "strides": [
+// CHECK-NEXT: "k_cache_block_stride",
+// CHECK-NEXT: "k_cache_token_stride",
+// CHECK-NEXT: "k_cache_head_stride",
+// CHECK-NEXT: 1
+// CHECK-NEXT: ]
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "v_cache",
+// CHECK-NEXT: "kind": "pointer",
+// CHECK-NEXT: "dtype": "bf16",
+// CHECK-NEXT: "shape": [
+// CHECK-NEXT: "num_blocks",
+// CHECK-NEXT: 16,
+// CHECK-NEXT: 2,
+// CHECK-NEXT: 3
+// CHECK-NEXT: ],
+// CHECK-NEXT: "strides": [
+// CHECK-NEXT: "v_cache_block_stride",
+// CHECK-NEXT: "v_cache_token_stride",
+// CHECK-NEXT: "v_cache_head_stride",
+// CHECK-NEXT: 1
+// CHECK-NEXT: ]
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "k_cache_block_stride",
+// CHECK-NEXT: "kind": "i64"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "k_cache_token_stride",
+// CHECK-NEXT: "kind": "i64"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "k_cache_head_stride",
+// CHECK-NEXT: "kind": "i64"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "v_cache_block_stride",
+// CHECK-NEXT: "kind": "i64"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "v_cache_token_stride",
+// CHECK-NEXT: "kind": "i64"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "v_cache_head_stride",
+// CHECK-NEXT: "kind": "i64"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "q_out",
 // CHECK-NOT: norm_weight
 // CHECK-NOT: positions
+// CHECK-NOT: "strides"
 // CHECK: "name": "gate_out"
 // Attention: Hq 4 / Hkv 2, group 2, pack 2; head dims pad to 16 (P = V =
 // 24, K = V = 64 x 24 x 2 = 3072). Shared memory: max(staggered 128 x 24 x
@@ -176,6 +253,12 @@
 // CHECK-NEXT: small__attention(const __nv_bfloat16 *__restrict__ query,
 // CHECK-NEXT: const __nv_bfloat16 *__restrict__ k_cache,
 // CHECK-NEXT: const __nv_bfloat16 *__restrict__ v_cache,
+// CHECK-NEXT: long long k_cache_block_stride,
+// CHECK-NEXT: long long k_cache_token_stride,
+// CHECK-NEXT: long long k_cache_head_stride,
+// CHECK-NEXT: long long v_cache_block_stride,
+// CHECK-NEXT: long long v_cache_token_stride,
+// CHECK-NEXT: long long v_cache_head_stride,
 // CHECK-NEXT: const int *__restrict__ block_tables,
 // CHECK-NEXT: const int *__restrict__ seq_lens,
 // CHECK-NEXT: const int *__restrict__ query_start_loc,
@@ -188,7 +271,7 @@
 // CHECK-NEXT: int num_kv_splits) {
 // The template's parameters: sinks, k_scale and v_scale absent (nullptr).
 // CHECK-NEXT: attnc::paged_attention<Config>(
-// CHECK-NEXT: query, k_cache, v_cache, block_tables, seq_lens, query_start_loc, nullptr, nullptr, nullptr, gate, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
+// CHECK-NEXT: query, k_cache, v_cache, k_cache_block_stride, k_cache_token_stride, k_cache_head_stride, v_cache_block_stride, v_cache_token_stride, v_cache_head_stride, block_tables, seq_lens, query_start_loc, nullptr, nullptr, nullptr, gate, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
 // CHECK-NEXT: }
 // ABSENT-LABEL: // ===== kernel small__attention (attention) =====
 // ABSENT-NOT: __restrict__ sinks
@@ -196,6 +279,67 @@
 // ABSENT-NOT: __restrict__ v_scale
 // ABSENT-NOT: wgmma m64nNk16
 // CHECK-LABEL: // ===== abi small__attention =====
+// The same views and stride parameters as the preprocess kernel's.
+// CHECK: "name": "k_cache",
+// CHECK-NEXT: "kind": "pointer",
+// CHECK-NEXT: "dtype": "bf16",
+// CHECK-NEXT: "shape": [
+// CHECK-NEXT: "num_blocks",
+// CHECK-NEXT: 16,
+// CHECK-NEXT: 2,
+// CHECK-NEXT: 2
+// CHECK-NEXT: ],
+// CHECK-NEXT: "strides": [
+// CHECK-NEXT: "k_cache_block_stride",
+// CHECK-NEXT: "k_cache_token_stride",
+// CHECK-NEXT: "k_cache_head_stride",
+// CHECK-NEXT: 1
+// CHECK-NEXT: ]
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "v_cache",
+// CHECK-NEXT: "kind": "pointer",
+// CHECK-NEXT: "dtype": "bf16",
+// CHECK-NEXT: "shape": [
+// CHECK-NEXT: "num_blocks",
+// CHECK-NEXT: 16,
+// CHECK-NEXT: 2,
+// CHECK-NEXT: 3
+// CHECK-NEXT: ],
+// CHECK-NEXT: "strides": [
+// CHECK-NEXT: "v_cache_block_stride",
+// CHECK-NEXT: "v_cache_token_stride",
+// CHECK-NEXT: "v_cache_head_stride",
+// CHECK-NEXT: 1
+// CHECK-NEXT: ]
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "k_cache_block_stride",
+// CHECK-NEXT: "kind": "i64"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "k_cache_token_stride",
+// CHECK-NEXT: "kind": "i64"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "k_cache_head_stride",
+// CHECK-NEXT: "kind": "i64"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "v_cache_block_stride",
+// CHECK-NEXT: "kind": "i64"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "v_cache_token_stride",
+// CHECK-NEXT: "kind": "i64"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "v_cache_head_stride",
+// CHECK-NEXT: "kind": "i64"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "block_tables",
+// CHECK-NOT: "strides"
 // CHECK: "name": "gate",
 // CHECK: "name": "output",
 // CHECK-NEXT: "kind": "pointer",
@@ -306,6 +450,12 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // CHECK-NEXT: const Config::slot_t *__restrict__ slot_mapping,
 // CHECK-NEXT: Config::cache_t *__restrict__ k_cache,
 // CHECK-NEXT: Config::cache_t *__restrict__ v_cache,
+// CHECK-NEXT: long long k_cache_block_stride,
+// CHECK-NEXT: long long k_cache_token_stride,
+// CHECK-NEXT: long long k_cache_head_stride,
+// CHECK-NEXT: long long v_cache_block_stride,
+// CHECK-NEXT: long long v_cache_token_stride,
+// CHECK-NEXT: long long v_cache_head_stride,
 // CHECK-NEXT: const Config::position_t *__restrict__ positions,
 // CHECK-NEXT: const Config::act_t *__restrict__ q_norm_weight,
 // CHECK-NEXT: const Config::act_t *__restrict__ k_norm_weight,
@@ -385,7 +535,7 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // CHECK-NEXT: float *__restrict__ workspace,
 // CHECK: int num_kv_splits) {
 // CHECK-NEXT: attnc::paged_attention<Config>(
-// CHECK-NEXT: query, k_cache, v_cache, block_tables, seq_lens, query_start_loc, sinks, k_scale, v_scale, nullptr, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
+// CHECK-NEXT: query, k_cache, v_cache, k_cache_block_stride, k_cache_token_stride, k_cache_head_stride, v_cache_block_stride, v_cache_token_stride, v_cache_head_stride, block_tables, seq_lens, query_start_loc, sinks, k_scale, v_scale, nullptr, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
 // ABSENT-LABEL: // ===== kernel big__attention (attention) =====
 // ABSENT-NOT: __restrict__ gate
 // ABSENT-NOT: wgmma m64nNk16
@@ -521,7 +671,7 @@ func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?x
 // CHECK-NEXT: __nv_bfloat16 *__restrict__ output,
 // CHECK-NEXT: float *__restrict__ workspace,
 // CHECK: attnc::paged_attention<Config>(
-// CHECK-NEXT: query, k_cache, v_cache, block_tables, seq_lens, query_start_loc, nullptr, nullptr, nullptr, nullptr, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
+// CHECK-NEXT: query, k_cache, v_cache, k_cache_block_stride, k_cache_token_stride, k_cache_head_stride, v_cache_block_stride, v_cache_token_stride, v_cache_head_stride, block_tables, seq_lens, query_start_loc, nullptr, nullptr, nullptr, nullptr, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
 // ABSENT-LABEL: // ===== kernel pair__attention (attention) =====
 // ABSENT-NOT: __restrict__ sinks
 // ABSENT-NOT: __restrict__ gate
@@ -631,7 +781,7 @@ func.func @pair(%qkv: tensor<?x6144xbf16>, %pos: tensor<?xi64>, %slots: tensor<?
 // CHECK-NEXT: int num_seqs,
 // CHECK-NEXT: int max_blocks_per_seq) {
 // CHECK-NEXT: attnc::reference_attention<Config>(
-// CHECK-NEXT: query, k_cache, v_cache, block_tables, seq_lens, query_start_loc, sinks, k_scale, v_scale, gate, output, num_tokens, num_seqs, max_blocks_per_seq);
+// CHECK-NEXT: query, k_cache, v_cache, k_cache_block_stride, k_cache_token_stride, k_cache_head_stride, v_cache_block_stride, v_cache_token_stride, v_cache_head_stride, block_tables, seq_lens, query_start_loc, sinks, k_scale, v_scale, gate, output, num_tokens, num_seqs, max_blocks_per_seq);
 // The CUDA-core form has no tiles, workspace or split count.
 // ABSENT-LABEL: // ===== kernel wide__attention (attention) =====
 // ABSENT-NOT: workspace
@@ -639,6 +789,20 @@ func.func @pair(%qkv: tensor<?x6144xbf16>, %pos: tensor<?xi64>, %slots: tensor<?
 // ABSENT-NOT: kBlockM
 // ABSENT-NOT: kSharedBytes
 // CHECK-LABEL: // ===== abi wide__attention =====
+// The CUDA-core form takes the caches as views too (fp8: strides in
+// one-byte elements).
+// CHECK: "name": "v_cache",
+// CHECK: "strides": [
+// CHECK-NEXT: "v_cache_block_stride",
+// CHECK-NEXT: "v_cache_token_stride",
+// CHECK-NEXT: "v_cache_head_stride",
+// CHECK-NEXT: 1
+// CHECK-NEXT: ]
+// CHECK: "name": "v_cache_head_stride",
+// CHECK-NEXT: "kind": "i64"
+// CHECK-NEXT: },
+// CHECK-NEXT: {
+// CHECK-NEXT: "name": "block_tables",
 // CHECK: "name": "gate",
 // CHECK: "name": "output",
 // CHECK: "name": "max_blocks_per_seq",
