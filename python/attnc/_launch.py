@@ -433,6 +433,10 @@ def check_strides(param: Mapping[str, Any], arg: TensorArg,
                 name, f"stride of dim {i} ({want}) is {got} elements = "
                 f"{got * itemsize} bytes, not a multiple of {granule} bytes (the "
                 f"kernels copy rows in {granule}-byte pieces): got {described}")
+        if got > _INT32_MAX:
+            raise ArgumentError(
+                name, f"stride of dim {i} ({want}) is {got} elements, more than "
+                f"the kernels' 32-bit strides hold (2^31 - 1): got {described}")
         bound = bindings.get(want)
         if bound is not None and bound != got:
             raise ArgumentError(

@@ -102,7 +102,7 @@ template <class C> struct PagedAttention {
     constexpr int kPasses = (kBlockN + kKeysPerPass - 1) / kKeysPerPass;
     const int chunk = threadIdx.x % kChunks, key0 = threadIdx.x / kChunks;
     if (key0 >= kKeysPerPass) return;  // the kThreads % kChunks spare threads
-    const cache_t *src = cache + kv_head * strides.head + chunk * kCacheChunk;
+    const cache_t *src = cache + attnc::cache_head_offset(strides, kv_head) + chunk * kCacheChunk;
     unsigned char *out = dst + key0 * kRowBytes + chunk * 16;
 #pragma unroll
     for (int p = 0; p < kPasses; ++p) {
@@ -128,7 +128,7 @@ template <class C> struct PagedAttention {
         const int slot = slots[key];
         reinterpret_cast<cache_t *>(dst + key * kRowBytes)[col] =
             slot >= 0 ? a.k_cache[attnc::cache_slot_offset<kBlockSize>(a.k_strides, (unsigned)slot) +
-                                  kv_head * a.k_strides.head + col]
+                                  attnc::cache_head_offset(a.k_strides, kv_head) + col]
                       : attnc::from_float<cache_t>(0.0f);
       }
     }
@@ -144,7 +144,7 @@ template <class C> struct PagedAttention {
         const int slot = slots[key];
         reinterpret_cast<cache_t *>(dst + key * kRowBytes)[col] =
             slot >= 0 ? a.v_cache[attnc::cache_slot_offset<kBlockSize>(a.v_strides, (unsigned)slot) +
-                                  kv_head * a.v_strides.head + col]
+                                  attnc::cache_head_offset(a.v_strides, kv_head) + col]
                       : attnc::from_float<cache_t>(0.0f);
       }
     }
@@ -842,7 +842,7 @@ template <class C> struct PagedAttention {
     constexpr int kKeysPerPass = kThreads / 8;
     static_assert(kBlockN % kKeysPerPass == 0, "whole passes");
     const int c = threadIdx.x % 8, key0 = threadIdx.x / 8;
-    const cache_t *head = cache + kv_head * strides.head;
+    const cache_t *head = cache + attnc::cache_head_offset(strides, kv_head);
 #pragma unroll
     for (int p = 0; p < kBlockN / kKeysPerPass; ++p) {
       const int key = key0 + p * kKeysPerPass;
@@ -1102,8 +1102,8 @@ __device__ __forceinline__ void paged_attention(
     const float *v_scale, const typename C::act_t *gate, typename C::act_t *output,
     float *workspace, int num_tokens, int num_seqs, int max_blocks_per_seq, int num_kv_splits) {
   PagedAttention<C>::run(query, k_cache, v_cache,
-                         {k_cache_block_stride, k_cache_token_stride, k_cache_head_stride},
-                         {v_cache_block_stride, v_cache_token_stride, v_cache_head_stride}, block_tables, seq_lens, query_start_loc, sinks,
+                         attnc::make_cache_strides(k_cache_block_stride, k_cache_token_stride, k_cache_head_stride),
+                         attnc::make_cache_strides(v_cache_block_stride, v_cache_token_stride, v_cache_head_stride), block_tables, seq_lens, query_start_loc, sinks,
                          k_scale, v_scale, gate, output, workspace, num_tokens, num_seqs,
                          max_blocks_per_seq, num_kv_splits);
 }

@@ -299,11 +299,20 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
 /// head_dim] whose head dim is contiguous. Engines hand views of their own
 /// allocations (vLLM's [num_blocks, 2, block_size, heads, dim], K|V packed
 /// per token, FlashInfer's HND pages), so the kernels address a row as
-/// block * block + offset * token + head * head, in 64 bits. The launcher
-/// checks that each stride is a multiple of 16 bytes (the 16-byte copies).
+/// block * block + offset * token + head * head. The launcher checks that
+/// each stride is a multiple of the 16-byte copy granule and below 2^31, so
+/// the strides are 32-bit and each product is one 32 x 32 -> 64-bit
+/// multiply-add (64-bit strides cost decode at small batch ~16 %: the row
+/// offset is computed for every key of every tile).
 struct CacheStrides {
-  long long block, token, head;
+  int block, token, head;
 };
+
+/// CacheStrides from the kernel's i64 stride parameters (checked < 2^31).
+__device__ __forceinline__ CacheStrides make_cache_strides(long long block, long long token,
+                                                           long long head) {
+  return {int(block), int(token), int(head)};
+}
 
 /// The element offset of cache slot `slot` (block * kBlockSize + offset,
 /// not negative) at head 0: kBlockSize is a compile-time constant, so the
@@ -311,7 +320,12 @@ struct CacheStrides {
 template <int kBlockSize, typename Slot>
 __device__ __forceinline__ long long cache_slot_offset(const CacheStrides &s, Slot slot) {
   static_assert(Slot(-1) > Slot(0), "an unsigned slot: the division is a shift");
-  return (long long)(slot / kBlockSize) * s.block + (long long)(slot % kBlockSize) * s.token;
+  return (long long)int(slot / kBlockSize) * s.block + (long long)int(slot % kBlockSize) * s.token;
+}
+
+/// The element offset of kv head `head` in a cache row.
+__device__ __forceinline__ long long cache_head_offset(const CacheStrides &s, int head) {
+  return (long long)head * s.head;
 }
 
 // ---- warpgroup MMA (wgmma.mma_async, sm_90a only) ----------------------------

@@ -308,7 +308,7 @@ template <class Config> struct Kernel {
       const attnc::CacheStrides &strides = kKind == 1 ? s.k_strides : s.v_strides;
       cache_t *dst = (kKind == 1 ? s.k_cache : s.v_cache) +
                      attnc::cache_slot_offset<kBlockSize>(strides, (unsigned long long)slot) +
-                     w.head * strides.head;
+                     attnc::cache_head_offset(strides, w.head);
       if constexpr (Config::fp8_cache) {
         // The cache stores x / scale, as x * (1 / scale): within one float
         // rounding of the quotient, far below e4m3's resolution, at a tenth
@@ -438,8 +438,8 @@ template <class Config> struct Kernel {
     state.q_out = p.q_out;
     state.k_cache = p.k_cache;
     state.v_cache = p.v_cache;
-    state.k_strides = {p.k_cache_block_stride, p.k_cache_token_stride, p.k_cache_head_stride};
-    state.v_strides = {p.v_cache_block_stride, p.v_cache_token_stride, p.v_cache_head_stride};
+    state.k_strides = attnc::make_cache_strides(p.k_cache_block_stride, p.k_cache_token_stride, p.k_cache_head_stride);
+    state.v_strides = attnc::make_cache_strides(p.v_cache_block_stride, p.v_cache_token_stride, p.v_cache_head_stride);
     state.gate_out = p.gate_out;
     run_kind<0>(p.qkv, group, first_token, num_tokens, state, p.q_norm_weight, p.k_norm_weight);
     run_kind<1>(p.qkv, group, first_token, num_tokens, state, p.q_norm_weight, p.k_norm_weight);

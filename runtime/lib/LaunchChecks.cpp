@@ -8,6 +8,7 @@
 
 #include "attnc/Runtime/LaunchChecks.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -373,6 +374,14 @@ Status LaunchChecker::checkTensor(State &state, size_t slot,
   contiguousStrides(t, contiguous);
   if (rule.has_strides && t.ndim == int32_t(rule.strides.size())) {
     int64_t element = elementSize(rule.dtype);
+    // Strides must be multiples of the kernels' copy granule: 16 bytes, or
+    // for rows (the innermost dim) that are not whole 16-byte chunks the
+    // largest power of two dividing the row's bytes (such rows are copied in
+    // smaller pieces), so contiguous caches of any head dim stay accepted.
+    int64_t row_bytes = (t.ndim > 0 ? t.shape[t.ndim - 1] : 1) * element;
+    int64_t granule = kTensorAlignment;
+    if (row_bytes > 0 && row_bytes % kTensorAlignment != 0)
+      granule = std::min<int64_t>(kTensorAlignment, row_bytes & -row_bytes);
     for (int32_t d = 0; d < t.ndim; ++d) {
       const DimRule &want = rule.strides[size_t(d)];
       bool counts = t.shape[d] != 1 && elements > 0;
@@ -403,14 +412,21 @@ Status LaunchChecker::checkTensor(State &state, size_t slot,
           return invalid(name, "innermost stride is " + std::to_string(got) +
                                    ", must be 1 (strides " + stridesText(t) +
                                    " for shape " + shapeText(t) + ")");
-      } else if (got <= 0 || (got * element) % kTensorAlignment != 0) {
+      } else if (got <= 0 || (got * element) % granule != 0) {
         return invalid(name, "stride " + std::to_string(d) + " is " +
                                  std::to_string(got) + " elements (" +
                                  std::to_string(got * element) +
                                  " bytes), must be a positive multiple of " +
-                                 std::to_string(kTensorAlignment) +
+                                 std::to_string(granule) +
                                  " bytes (strides " + stridesText(t) +
                                  " for shape " + shapeText(t) + ")");
+      } else if (want.symbol >= 0 && got > INT32_MAX) {
+        return invalid(name, "stride " + std::to_string(d) + " is " +
+                                 std::to_string(got) +
+                                 " elements, more than the kernels' 32-bit "
+                                 "strides hold (2^31 - 1) (strides " +
+                                 stridesText(t) + " for shape " +
+                                 shapeText(t) + ")");
       }
     }
   } else if (elements > 0) {

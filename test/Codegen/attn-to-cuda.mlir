@@ -114,7 +114,8 @@
 // CHECK-NEXT: "k_cache_token_stride",
 // CHECK-NEXT: "k_cache_head_stride",
 // CHECK-NEXT: 1
-// CHECK-NEXT: ]
+// CHECK-NEXT: ],
+// CHECK-NEXT: "writes": true
 // CHECK-NEXT: },
 // CHECK-NEXT: {
 // CHECK-NEXT: "name": "v_cache",
@@ -131,7 +132,8 @@
 // CHECK-NEXT: "v_cache_token_stride",
 // CHECK-NEXT: "v_cache_head_stride",
 // CHECK-NEXT: 1
-// CHECK-NEXT: ]
+// CHECK-NEXT: ],
+// CHECK-NEXT: "writes": true
 // CHECK-NEXT: },
 // CHECK-NEXT: {
 // CHECK-NEXT: "name": "k_cache_block_stride",
