@@ -36,6 +36,7 @@ EOF
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
 log_dir="${OUT:-$(mktemp -d /tmp/attnc-gpu-log.XXXXXX)}"
+mkdir -p "$log_dir"
 start=$(date +%s)
 python3 -m pytest -q -rfEs --durations=15 --junitxml="$log_dir/attnc-gpu-junit.xml" \
   test/gpu python/tests "$@" 2>&1 | tee "$log_dir/attnc-gpu-pytest.log"

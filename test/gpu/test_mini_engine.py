@@ -22,10 +22,13 @@ q_out/out and the KV caches poisoned with NaN.
 """
 
 import sys
+from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+# Not `from conftest import REPO`: run together with python/tests (as
+# run_on_device.sh does), "conftest" is that folder's module.
+REPO = Path(__file__).resolve().parent.parent.parent
 
 if str(REPO / "examples") not in sys.path:
     sys.path.insert(0, str(REPO / "examples"))
