@@ -257,6 +257,15 @@ def test_strides_must_be_positive(gated):
     assert "must be positive" in error_of(gated, "attention", "k_cache", k_cache=k)
 
 
+def test_strides_must_fit_32_bits(gated):
+    # the kernels hold strides in 32 bits: a block stride of 2^31 elements
+    # (a 4 GiB block) is refused by name
+    k = view((BLOCKS, BLOCK_SIZE, 2, 192), (2**31, 384, 192, 1))
+    assert "stride of dim 0 (k_cache_block_stride) is 2147483648 elements, more " \
+        "than the kernels' 32-bit strides hold" in \
+        error_of(gated, "attention", "k_cache", k_cache=k)
+
+
 def test_misaligned_view_pointer(gated):
     # K of a per-token packing whose K part starts 4 elements (8 bytes) in:
     # the strides are fine, the pointer is not

@@ -492,6 +492,10 @@ TEST_F(LaunchPlanTest, Strides) {
   t[KCache].strides[1] = 132; // 264 bytes
   expectRejected(t, "k_cache: stride 1 is 132 elements (264 bytes), must be "
                     "a positive multiple of 16 bytes");
+  t = goodTensors();
+  t[KCache].strides[0] = int64_t(1) << 31; // the kernels' strides are 32-bit
+  expectRejected(t, "k_cache: stride 0 is 2147483648 elements, more than the "
+                    "kernels' 32-bit strides hold (2^31 - 1)");
 }
 
 TEST_F(LaunchPlanTest, MisalignedOrNullPointer) {
