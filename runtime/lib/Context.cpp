@@ -132,53 +132,11 @@ Status Context::launch(const KernelSet &set, const std::string &kernel_name,
   const KernelAbi *abi = set.findKernel(kernel_name);
   if (!abi)
     return noSuchKernel(set, kernel_name);
-  // Everything checkable without a GPU first, so bad arguments are reported
-  // as such on any machine.
-  auto geometry = computeLaunchGeometry(*abi, args, num_args, launch_scalars,
-                                        num_launch_scalars);
-  if (!geometry)
-    return geometry.status();
-  if (geometry->empty())
-    return Status();
-
-  auto driver = CudaDriver::get(options_.cuda_driver_library);
-  if (!driver)
-    return driver.status();
-  auto context = (*driver)->currentContext();
-  if (!context)
-    return context.status();
-  if (*context == nullptr)
-    return Status(StatusCode::InvalidArgument, "context",
-                  "no current CUDA context on this thread (make one current "
-                  "first, e.g. cudaSetDevice or cuCtxSetCurrent)");
-  auto device = (*driver)->currentDevice();
-  if (!device)
-    return device.status();
-  auto capability = (*driver)->computeCapability(*device);
-  if (!capability)
-    return capability.status();
-  const KernelBinary *binary =
-      selectBinaryForDevice(set.binaries(), (*capability)[0], (*capability)[1]);
-  if (!binary) {
-    std::string archs;
-    for (const KernelBinary &b : set.binaries())
-      archs += (archs.empty() ? "" : ", ") + b.arch;
-    return Status(StatusCode::NotFound, "arch",
-                  "no binary in this set runs on the current device (compute "
-                  "capability " +
-                      std::to_string((*capability)[0]) + "." +
-                      std::to_string((*capability)[1]) + "; the set has " +
-                      archs + ")");
-  }
-  auto function =
-      cache_->getFunction(**driver, *context, binary->key, binary->cubin,
-                          abi->name, abi->dynamic_shared_memory_bytes);
-  if (!function)
-    return function.status();
-  return (*driver)->launch(*function, geometry->grid, geometry->block,
-                           geometry->dynamic_shared_memory_bytes,
-                           static_cast<CUstream>(stream),
-                           const_cast<void **>(args));
+  // The C API's launch path (bad arguments reported before the driver is
+  // touched, an empty grid launches nothing), with a launcher for this call.
+  KernelLauncher launcher(*this, set, *abi);
+  return launcher.launch(stream, args, num_args, launch_scalars,
+                         num_launch_scalars);
 }
 
 } // namespace attnc::runtime
