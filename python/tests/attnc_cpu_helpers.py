@@ -63,6 +63,18 @@ def spec(name="attnc_test_layer", *, hq=16, hkv=2, dqk=128, dv=128, gate="none",
             "num_layers": len(kinds), "layer_kinds": kinds}
 
 
+# The package tests' shared layer specs (compiled once per session through
+# conftest's `compiled`): 192/128 with 16/2 heads (gate, gemma norm, partial
+# rope, sinks, window), and 64/64 with 8/8 (nothing optional); 16-token
+# blocks. SIZES are the symbol values the fake tensors of those tests use.
+LAYER = "attnc_test_layer"
+GATED = spec(LAYER, hq=16, hkv=2, dqk=192, dv=128, gate="interleaved", norm="gemma",
+             rope="neox", rotary_dim=64, sinks=True, window=64)
+PLAIN = spec(LAYER, hq=8, hkv=8, dqk=64, dv=64, gate="none", norm="none", rope="none")
+SIZES = {"num_tokens": 7, "num_blocks": 5, "num_seqs": 3, "max_blocks_per_seq": 4,
+         "num_seqs_plus_one": 4}
+
+
 class FakeTensor:
     """A device tensor stand-in with __cuda_array_interface__ (v3): the
     pointers are invented, so only argument checks and the fake driver may

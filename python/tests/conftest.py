@@ -20,7 +20,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import attnc  # noqa: E402
-from attnc_cpu_helpers import FAKE_DRIVER  # noqa: E402
+from attnc_cpu_helpers import FAKE_DRIVER, GATED, PLAIN  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -59,3 +59,21 @@ def compiled(request, context):
         return models[key]
 
     return get
+
+
+@pytest.fixture
+def gated(compiled):
+    """The GATED spec compiled in the fake-driver context."""
+    return compiled(GATED, fake=True)
+
+
+@pytest.fixture
+def plain(compiled):
+    """The PLAIN spec compiled in the fake-driver context."""
+    return compiled(PLAIN, fake=True)
+
+
+@pytest.fixture
+def fp8(compiled):
+    """The PLAIN spec with an fp8 cache, in the fake-driver context."""
+    return compiled(PLAIN, fake=True, kv_dtype="fp8")

@@ -9,14 +9,9 @@ import pytest
 import attnc
 from attnc import _launch, _library
 from attnc._streams import resolve_stream
-from attnc_cpu_helpers import FAKE_DRIVER, FAKE_DRIVER_NO_DEVICE, FakeTensor, fake_args, spec
+from attnc_cpu_helpers import (FAKE_DRIVER, FAKE_DRIVER_NO_DEVICE, GATED, LAYER, PLAIN,
+                               SIZES, FakeTensor, fake_args)
 
-LAYER = "attnc_test_layer"
-GATED = spec(LAYER, hq=16, hkv=2, dqk=192, dv=128, gate="interleaved", norm="gemma",
-             rope="neox", rotary_dim=64, sinks=True, window=64)
-PLAIN = spec(LAYER, hq=8, hkv=8, dqk=64, dv=64, gate="none", norm="none", rope="none")
-SIZES = {"num_tokens": 7, "num_blocks": 5, "num_seqs": 3, "max_blocks_per_seq": 4,
-         "num_seqs_plus_one": 4}
 
 
 class FakeState(ctypes.Structure):
@@ -37,21 +32,6 @@ def fake_state(fake_context):
     library = ctypes.CDLL(str(FAKE_DRIVER))  # the same handle the runtime opened
     library.attnc_fake_cuda_state.restype = ctypes.POINTER(FakeState)
     return library.attnc_fake_cuda_state().contents
-
-
-@pytest.fixture
-def gated(compiled):
-    return compiled(GATED, fake=True)
-
-
-@pytest.fixture
-def plain(compiled):
-    return compiled(PLAIN, fake=True)
-
-
-@pytest.fixture
-def fp8(compiled):
-    return compiled(PLAIN, fake=True, kv_dtype="fp8")
 
 
 def pre_args(model, **override):

@@ -21,13 +21,9 @@ import attnc
 from attnc import _launch
 from attnc._model import _ATTENTION_FEATURES
 from attnc._launch import KernelPlan, SplitKv, choose_kv_splits, grid_dim, parse_hints
-from attnc_cpu_helpers import FakeTensor, fake_args, spec
+from attnc_cpu_helpers import LAYER, PLAIN, SIZES, FakeTensor, fake_args
 from test_api_arguments import fake_state  # noqa: F401 - a fixture
 
-LAYER = "attnc_test_layer"
-PLAIN = spec(LAYER, hq=8, hkv=8, dqk=64, dv=64, gate="none", norm="none", rope="none")
-SIZES = {"num_tokens": 7, "num_blocks": 5, "num_seqs": 3, "max_blocks_per_seq": 4,
-         "num_seqs_plus_one": 4}
 W = 4096
 
 

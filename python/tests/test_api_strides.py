@@ -11,33 +11,11 @@ import pytest
 import attnc
 from attnc import _launch
 from attnc._tensors import TensorArg
-from attnc_cpu_helpers import CACHE_STRIDES, FakeTensor, fake_args, spec
+from attnc_cpu_helpers import (CACHE_STRIDES, GATED, LAYER, PLAIN, SIZES, FakeTensor,
+                               fake_args)
 
-LAYER = "attnc_test_layer"
-# The specs of test_api_arguments (compiled once per session): 192/128 with
-# 16/2 heads, and 64/64 with 8/8; 16-token blocks.
-GATED = spec(LAYER, hq=16, hkv=2, dqk=192, dv=128, gate="interleaved", norm="gemma",
-             rope="neox", rotary_dim=64, sinks=True, window=64)
-PLAIN = spec(LAYER, hq=8, hkv=8, dqk=64, dv=64, gate="none", norm="none", rope="none")
-SIZES = {"num_tokens": 7, "num_blocks": 5, "num_seqs": 3, "max_blocks_per_seq": 4,
-         "num_seqs_plus_one": 4}
 BLOCKS, BLOCK_SIZE = 5, 16
 BASE = 1 << 40  # a 16-byte aligned invented pointer
-
-
-@pytest.fixture
-def gated(compiled):
-    return compiled(GATED, fake=True)
-
-
-@pytest.fixture
-def plain(compiled):
-    return compiled(PLAIN, fake=True)
-
-
-@pytest.fixture
-def fp8(compiled):
-    return compiled(PLAIN, fake=True, kv_dtype="fp8")
 
 
 def view(shape, strides, *, offset=0, typestr="<V2", itemsize=2):
