@@ -9,8 +9,8 @@ import pytest
 import attnc
 from attnc import _launch, _library
 from attnc._streams import resolve_stream
-from attnc_cpu_helpers import (FAKE_DRIVER, FAKE_DRIVER_NO_DEVICE, GATED, LAYER, PLAIN,
-                               SIZES, FakeTensor, fake_args)
+from attnc_cpu_helpers import (FAKE_DRIVER, FAKE_DRIVER_NO_DEVICE, LAYER, PLAIN, SIZES,
+                               FakeTensor, fake_args)
 
 
 

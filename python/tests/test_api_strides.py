@@ -11,8 +11,7 @@ import pytest
 import attnc
 from attnc import _launch
 from attnc._tensors import TensorArg
-from attnc_cpu_helpers import (CACHE_STRIDES, GATED, LAYER, PLAIN, SIZES, FakeTensor,
-                               fake_args)
+from attnc_cpu_helpers import CACHE_STRIDES, LAYER, SIZES, FakeTensor, fake_args
 
 BLOCKS, BLOCK_SIZE = 5, 16
 BASE = 1 << 40  # a 16-byte aligned invented pointer
