@@ -67,19 +67,26 @@ def per_call_us(fn, n, reps=3):
     return best
 
 
+def capture(fn, calls=1):
+    """A CUDA graph of `calls` calls of fn, after one warm-up call on a side
+    stream (module loads and first-use allocations stay out of the capture)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            fn()
+    return graph
+
+
 def gpu_us(fn, calls=20, reps=20):
     """GPU us per call: a CUDA graph of `calls` calls, replayed (median of
     reps); None when the call cannot be captured."""
     try:
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            fn()
-        torch.cuda.current_stream().wait_stream(stream)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            for _ in range(calls):
-                fn()
+        graph = capture(fn, calls)
     except Exception:  # noqa: BLE001 - reported as None
         torch.cuda.synchronize()
         return None
@@ -235,14 +242,7 @@ def main():
         def step_fn():
             pre.run(s["qkv"], s["slots"], s["positions"], q_out=q)
             att.run(q, s["block_tables"], s["seq_lens"], s["query_start_loc"], out=s["out"])
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            step_fn()
-        torch.cuda.current_stream().wait_stream(stream)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            step_fn()
+        graph = capture(step_fn)
         rows["graph replay (preprocess + attention)"] = row(graph.replay, args.n,
                                                             capture=False)
         results["rows"][f"T={T}"] = {

@@ -154,6 +154,27 @@ def fp8_quantize(x, scale: float):
 
 # ---- the fused QKV(G) layout ------------------------------------------------------
 
+def paged_sequences(key_counts: Sequence[int], block_size: int, generator):
+    """A paged layout for sequences of `key_counts` keys: each gets whole
+    blocks in a random order, its unused table entries point at one spare
+    last block. Returns (block_tables [seqs, max_blocks] int32, positions
+    0..len-1 of every sequence, concatenated (int64), their slots (int64),
+    num_blocks)."""
+    blocks = [-(-kv // block_size) for kv in key_counts]
+    num_blocks = sum(blocks) + 1
+    order = torch.randperm(sum(blocks), device="cuda", generator=generator)
+    tables = torch.full((len(key_counts), max(blocks)), num_blocks - 1, dtype=torch.int32,
+                        device="cuda")
+    positions, slots, used = [], [], 0
+    for s, (kv, n) in enumerate(zip(key_counts, blocks)):
+        tables[s, :n] = order[used:used + n].int()
+        used += n
+        pos = torch.arange(kv, device="cuda")
+        positions.append(pos)
+        slots.append(tables[s, pos // block_size].long() * block_size + pos % block_size)
+    return tables, torch.cat(positions), torch.cat(slots), num_blocks
+
+
 def fused_columns(hq: int, hkv: int, dqk: int, dv: int, gate: str):
     """Column indices of q, k, v and the gate in one fused row, each shaped
     [heads, head_dim] (gate None without one), and the fused width.

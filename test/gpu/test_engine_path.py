@@ -9,7 +9,7 @@ import pytest
 
 import attnc
 from attnc_gpu_cases import LAYER, PreprocessCase
-from attnc_gpu_reference import fused_columns, torch, torch_dtype
+from attnc_gpu_reference import fused_columns, paged_sequences, torch, torch_dtype
 
 CASES = [
     # output gate (per-head interleaved), gemma norm, partial rope
@@ -33,19 +33,7 @@ def _batch(model, case, seed):
     dtype = torch_dtype(case.dtype)
     _, _, _, _, width = fused_columns(hq, hkv, dqk, dv, case.gate)
     bs = case.block_size
-    blocks = [-(-kv // bs) for _, kv in SEQUENCES]
-    num_blocks = sum(blocks) + 1
-    order = torch.randperm(sum(blocks), device="cuda", generator=g)
-    tables = torch.full((len(SEQUENCES), max(blocks)), num_blocks - 1, dtype=torch.int32,
-                        device="cuda")
-    positions, slots, used = [], [], 0
-    for s, ((_, kv), n) in enumerate(zip(SEQUENCES, blocks)):
-        tables[s, :n] = order[used:used + n].int()
-        used += n
-        pos = torch.arange(kv, device="cuda")
-        positions.append(pos)
-        slots.append(tables[s, pos // bs].long() * bs + pos % bs)
-    positions, slots = torch.cat(positions), torch.cat(slots)
+    tables, positions, slots, num_blocks = paged_sequences([kv for _, kv in SEQUENCES], bs, g)
     qkv = torch.randn(positions.numel(), width, device="cuda", generator=g).to(dtype)
     cache_dtype = torch_dtype(case.cache_dtype)
     static = dict(k_cache=torch.zeros(num_blocks, bs, hkv, dqk, dtype=cache_dtype,
@@ -71,6 +59,12 @@ def _batch(model, case, seed):
                else None, weights=weights, scales=scales)
     att = dict(block_tables=tables, seq_lens=seq_lens, query_start_loc=qsl, rows=rows)
     return static, pre, att
+
+
+def _zero(static):
+    """Empties the plan's caches (between runs that rewrite them)."""
+    static["k_cache"].zero_()
+    static["v_cache"].zero_()
 
 
 def _poisoned(shape, dtype):
@@ -156,8 +150,7 @@ def test_plan_matches_checked_path(models, case):
     _assert_same(case, (step, static["k_cache"], static["v_cache"]), want)
 
     # a second stream
-    for t in (static["k_cache"], static["v_cache"]):
-        t.zero_()
+    _zero(static)
     step = _Step(case, pre, att)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -169,8 +162,7 @@ def test_plan_matches_checked_path(models, case):
     # captured once, replayed on the inputs of another seed
     static2, pre2, att2 = _batch(model, case, seed=2)
     want2 = _checked(model, case, static2, pre2, att2)
-    for t in (static["k_cache"], static["v_cache"]):
-        t.zero_()
+    _zero(static)
     step = _Step(case, pre, att)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -178,8 +170,7 @@ def test_plan_matches_checked_path(models, case):
     with torch.cuda.graph(graph, stream=side):
         _plan_step(pre_plan, att_plan, pre, att, step)
     torch.cuda.synchronize()
-    for t in (static["k_cache"], static["v_cache"]):
-        t.zero_()
+    _zero(static)
     pre["qkv"].copy_(pre2["qkv"])
     for name in ("q_norm_weight", "k_norm_weight"):
         if name in pre["weights"]:
@@ -271,33 +262,31 @@ def test_torch_ops_match_checked_path(models, case):
     inputs = (pre["qkv"], pre["slot_mapping"], pre["positions"], att["block_tables"],
               att["seq_lens"], att["query_start_loc"], att["rows"])
 
-    step = _Step(case, pre, att)
-    run = _op_step(ops, model, case, static, pre, att, step)
+    def fresh():
+        """Zeroed caches, a poisoned step and the ops' step function on it."""
+        _zero(static)
+        step = _Step(case, pre, att)
+        return step, _op_step(ops, model, case, static, pre, att, step)
+
+    step, run = fresh()
     run(*inputs)
     torch.cuda.synchronize()
     _assert_same(case, (step, static["k_cache"], static["v_cache"]), want)
 
-    for t in (static["k_cache"], static["v_cache"]):
-        t.zero_()
-    step = _Step(case, pre, att)
-    run = _op_step(ops, model, case, static, pre, att, step)
+    step, run = fresh()
     compiled = torch.compile(run, fullgraph=True, dynamic=False)
     compiled(*inputs)
     torch.cuda.synchronize()
     _assert_same(case, (step, static["k_cache"], static["v_cache"]), want)
 
-    for t in (static["k_cache"], static["v_cache"]):
-        t.zero_()
-    step = _Step(case, pre, att)
-    run = _op_step(ops, model, case, static, pre, att, step)
+    step, run = fresh()
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph, stream=side):
         run(*inputs)
     torch.cuda.synchronize()
-    for t in (static["k_cache"], static["v_cache"]):
-        t.zero_()
+    _zero(static)
     step.out.fill_(float("nan"))
     graph.replay()
     torch.cuda.synchronize()

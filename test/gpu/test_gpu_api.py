@@ -7,7 +7,8 @@ import pytest
 import attnc
 from attnc_gpu_cases import LAYER, NORM_EPS, PreprocessCase, rope_parameters
 from attnc_gpu_reference import (assert_close, attention_reference, fp8_quantize,
-                                 fused_columns, preprocess_reference, torch, torch_dtype)
+                                 fused_columns, paged_sequences, preprocess_reference,
+                                 torch, torch_dtype)
 from test_preprocess import make_inputs
 
 SMALL = PreprocessCase((128, 128), (16, 2), "rms", "neox", "qkvg", "bf16", "same", 300, 16)
@@ -151,19 +152,8 @@ def test_preprocess_then_attention(models, case):
     sequences = [(1, 300), (40, 97), (1, 1), (130, 130)]
     _, _, _, _, width = fused_columns(hq, hkv, dqk, dv, case.gate)
     block_size = case.block_size
-    blocks = [-(-kv // block_size) for _, kv in sequences]
-    num_blocks = sum(blocks) + 1
-    order = torch.randperm(sum(blocks), device="cuda", generator=g)
-    tables = torch.full((len(sequences), max(blocks)), num_blocks - 1, dtype=torch.int32,
-                        device="cuda")
-    positions, slots, used = [], [], 0
-    for s, ((_, kv), n) in enumerate(zip(sequences, blocks)):
-        tables[s, :n] = order[used:used + n].int()
-        used += n
-        pos = torch.arange(kv, device="cuda")
-        positions.append(pos)
-        slots.append(tables[s, pos // block_size].long() * block_size + pos % block_size)
-    positions, slots = torch.cat(positions), torch.cat(slots)
+    tables, positions, slots, num_blocks = paged_sequences(
+        [kv for _, kv in sequences], block_size, g)
     total = positions.numel()
     qkv = torch.randn(total, width, device="cuda", generator=g).to(dtype)
     weights = {}
