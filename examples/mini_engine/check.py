@@ -18,11 +18,10 @@ from __future__ import annotations
 import argparse
 import copy
 import math
-import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import List, Optional
 
 import torch
 

@@ -12,7 +12,7 @@ so this is no reference for attnc's rope.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable
 
 import torch
 
