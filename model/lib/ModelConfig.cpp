@@ -27,6 +27,22 @@ const char *normStyleName(NormStyle style) {
     return "rms";
   case NormStyle::Gemma:
     return "gemma";
+  case NormStyle::Unweighted:
+    return "unweighted";
+  case NormStyle::LayerNorm:
+    return "layernorm";
+  }
+  return "unknown";
+}
+
+const char *normScopeName(NormScope scope) {
+  switch (scope) {
+  case NormScope::Head:
+    return "head";
+  case NormScope::HeadWeights:
+    return "head_weights";
+  case NormScope::Projection:
+    return "projection";
   }
   return "unknown";
 }
@@ -55,6 +71,8 @@ const char *ropeScalingKindName(RopeScalingKind kind) {
     return "yarn";
   case RopeScalingKind::DynamicNtk:
     return "dynamic";
+  case RopeScalingKind::LongRope:
+    return "longrope";
   }
   return "unknown";
 }

@@ -81,6 +81,12 @@ FusedLayout layoutOf(const HeadShape &shape) {
     layout.segments.push_back(g);
     break;
   }
+  case GateLayout::HeadScalar: {
+    Segment g{SegmentKind::Gate, width, num_q_heads, 1, 1};
+    width += g.size();
+    layout.segments.push_back(g);
+    break;
+  }
   }
   layout.width = width;
   return layout;
@@ -116,6 +122,8 @@ HeadSource sourceOfHead(const FusedLayout &global, SegmentKind kind,
     if (shape.gate == GateLayout::InterleavedWithQ)
       return {CheckpointTensor::QProj,
               global_head * qHeadPitch(shape) + shape.qk_head_dim};
+    if (shape.gate == GateLayout::HeadScalar)
+      return {CheckpointTensor::GateProj, global_head};
     return {CheckpointTensor::GateProj, global_head * shape.v_head_dim};
   }
   return {CheckpointTensor::Fused, 0}; // unreachable: all kinds handled
@@ -139,13 +147,16 @@ const char *gateLayoutName(GateLayout layout) {
     return "qkvg";
   case GateLayout::InterleavedWithQ:
     return "interleaved";
+  case GateLayout::HeadScalar:
+    return "head_scalar";
   }
   return "unknown";
 }
 
 std::optional<GateLayout> parseGateLayout(const std::string &name) {
   for (GateLayout layout : {GateLayout::None, GateLayout::Concatenated,
-                            GateLayout::InterleavedWithQ})
+                            GateLayout::InterleavedWithQ,
+                            GateLayout::HeadScalar})
     if (name == gateLayoutName(layout))
       return layout;
   return std::nullopt;
@@ -210,6 +221,7 @@ Result<HeadShape> validateHeadShape(const HeadShape &shape) {
   case GateLayout::None:
   case GateLayout::Concatenated:
   case GateLayout::InterleavedWithQ:
+  case GateLayout::HeadScalar:
     break;
   default:
     return Status{"gate", "unknown gate layout (" +

@@ -24,13 +24,30 @@
 
 namespace attnc {
 
-/// Per-head q/k RMSNorm style.
+/// The q/k norm's formula.
 enum class NormStyle {
-  None,  ///< no q/k norm in this model
-  Plain, ///< x * rsqrt(mean(x^2) + eps) * w           (Qwen3)
-  Gemma, ///< x * rsqrt(mean(x^2) + eps) * (1 + w)     (Gemma 3)
+  None,       ///< no q/k norm in this model
+  Plain,      ///< x * rsqrt(mean(x^2) + eps) * w           (Qwen3)
+  Gemma,      ///< x * rsqrt(mean(x^2) + eps) * (1 + w)     (Gemma 3)
+  Unweighted, ///< x * rsqrt(mean(x^2) + eps), no weight    (Llama 4 L2Norm)
+  LayerNorm,  ///< (x - mean) * rsqrt(var + eps) * w [+ b]  (Cohere, StableLM,
+              ///< Phi, Persimmon); var is the biased variance
 };
-const char *normStyleName(NormStyle style); ///< "none", "rms", "gemma"
+/// "none", "rms", "gemma", "unweighted", "layernorm"
+const char *normStyleName(NormStyle style);
+
+/// What the q/k norm's mean (and variance) are taken over, and the weight's
+/// shape.
+enum class NormScope {
+  Head,        ///< each head's Dqk values; one weight [Dqk] for all heads
+  HeadWeights, ///< each head's Dqk values; weight [H, Dqk], a row per head
+               ///< (Cohere use_qk_norm, StableLM qk_layernorm)
+  Projection,  ///< all H * Dqk values of the token's q (k) together; weight
+               ///< [H * Dqk] (OLMo-2/3, OLMoE, MiniMax-M2). Needs every head
+               ///< of the projection on one rank: tp > 1 is refused.
+};
+/// "head", "head_weights", "projection"
+const char *normScopeName(NormScope scope);
 
 /// Rotary embedding style.
 enum class RopeStyle {
@@ -40,8 +57,8 @@ enum class RopeStyle {
 };
 const char *ropeStyleName(RopeStyle style); ///< "none", "neox", "gptj"
 
-enum class RopeScalingKind { None, Linear, Llama3, Yarn, DynamicNtk };
-/// "none", "linear", "llama3", "yarn", "dynamic"
+enum class RopeScalingKind { None, Linear, Llama3, Yarn, DynamicNtk, LongRope };
+/// "none", "linear", "llama3", "yarn", "dynamic", "longrope"
 const char *ropeScalingKindName(RopeScalingKind kind);
 
 /// Rotary frequency scaling; which fields matter depends on `kind`.
@@ -56,6 +73,16 @@ struct RopeScaling {
   double mscale = 1.0;                   ///< yarn (DeepSeek form)
   double mscale_all_dim = 0.0;           ///< yarn (DeepSeek form); 0 = absent
   bool truncate = true;                  ///< yarn (gpt-oss: false)
+  /// longrope (Phi-3): per-frequency divisors, rotary_dim / 2 each. A
+  /// position below original_max_position rotates with short_factor, one at
+  /// or past it with long_factor (per position, as vLLM does; Hugging Face
+  /// picks one list per forward call from the longest sequence, which agrees
+  /// for every sequence that stays on one side).
+  std::vector<double> short_factor, long_factor;
+  /// Factor on cos and sin (both q and k, so scores scale by its square):
+  /// 0 = the kind's default (yarn: from mscale; longrope:
+  /// sqrt(1 + ln(factor) / ln(original_max_position)), 1 when factor <= 1).
+  double attention_factor = 0.0;
 };
 
 struct RopeConfig {
@@ -78,6 +105,9 @@ struct LayerKind {
   std::vector<int64_t> layers;
   HeadShape heads;
   NormStyle qk_norm = NormStyle::None;
+  NormScope qk_norm_scope = NormScope::Head;
+  /// LayerNorm only: a bias of the weight's shape follows the weight.
+  bool qk_norm_bias = false;
   double norm_eps = 1e-6;
   /// Norm before rope (all supported families); kept explicit for the fuser.
   bool norm_before_rope = true;
@@ -92,6 +122,13 @@ struct LayerKind {
   double logit_softcap = 0.0;
   /// Multiplier applied to V (MiMo-V2-Flash's attention_value_scale); 1 = none.
   double value_scale = 1.0;
+  /// Llama 4's attention temperature (attn_temperature_tuning, on its NoPE
+  /// layers): q is multiplied by log(floor((pos + 1) / floor_scale) + 1) *
+  /// scale + 1 before attention. floor_scale 0 = none.
+  struct QueryTemperature {
+    double floor_scale = 0.0;
+    double scale = 0.0;
+  } query_temperature;
 };
 
 /// The attention description of a whole model.

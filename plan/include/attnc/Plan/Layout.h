@@ -23,7 +23,9 @@
 
 namespace attnc {
 
-/// Where the output gate (width Dv per query head) sits in the fused output.
+/// Where the output gate sits in the fused output. A gate multiplies each
+/// query head's attention output by sigmoid(g): g has Dv values per head
+/// (element-wise), or one (HeadScalar).
 enum class GateLayout {
   /// No output gate: fused width is Hq*Dqk + Hkv*Dqk + Hkv*Dv.
   None,
@@ -32,10 +34,13 @@ enum class GateLayout {
   /// `[q0 g0 q1 g1 ... | k | v]`: each query head is followed by its gate head
   /// (Qwen3-Next / Qwen3.5 style, where q_proj outputs both).
   InterleavedWithQ,
+  /// `[q | k | v | g]` with one gate value per query head (Bailing's g_proj:
+  /// hidden -> num_heads), multiplying all Dv values of its head.
+  HeadScalar,
 };
 
 /// Spelling used in IR, JSON and on the command line: "none", "qkvg",
-/// "interleaved".
+/// "interleaved", "head_scalar".
 const char *gateLayoutName(GateLayout layout);
 /// Inverse of gateLayoutName; std::nullopt for an unknown spelling.
 std::optional<GateLayout> parseGateLayout(const std::string &name);
