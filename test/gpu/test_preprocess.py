@@ -7,6 +7,8 @@ cache dtype) before each run; every cache row the kernel must not write
 
 import re
 
+import numpy as np
+
 import pytest
 
 from attnc_gpu_cases import (LAYER, MAX_POSITION, NORM_EPS, PreprocessCase,
@@ -76,7 +78,8 @@ def run_preprocess(models, case: PreprocessCase, generator):
                   **weights)
     gate_out = None
     if case.gate != "none":
-        gate_out = torch.full((case.tokens, hq, dv), float("nan"), dtype=dtype,
+        gate_width = 1 if case.gate == "head_scalar" else dv
+        gate_out = torch.full((case.tokens, hq, gate_width), float("nan"), dtype=dtype,
                               device="cuda")
         kwargs["gate_out"] = gate_out
     if case.rope != "none":
@@ -170,11 +173,13 @@ def test_preprocess(models, case, generator):
 # The generated source's table and the Config's factor (emitPreprocess).
 _INV_FREQ = re.compile(r"rope_inv_freq\[(\d+)\]\s*=\s*\{([^}]*)\}")
 _FACTOR = re.compile(r"rope_attention_factor\s*=\s*([0-9.eE+-]+)f;")
+_INV_FREQ_LONG = re.compile(r"rope_inv_freq_long\[(\d+)\]\s*=\s*\{([^}]*)\}")
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.rope != "none"
                                   and c.tokens == 7][:8] +
-                         [c for c in CASES if c.rope in ("mla", "yarn", "llama3", "linear")
+                         [c for c in CASES if c.rope in ("mla", "yarn", "llama3", "linear",
+                                                         "longrope")
                           and c.tokens != 7],
                          ids=lambda c: c.id())
 def test_rope_table_matches_reference(models, case):
@@ -196,6 +201,20 @@ def test_rope_table_matches_reference(models, case):
     assert factor_match, "no rope_attention_factor in the generated source's Config"
     got_factor = float(factor_match.group(1))
     assert abs(got_factor - factor) <= 1e-6 * factor, (got_factor, factor)
+    long_match = _INV_FREQ_LONG.search(source)
+    if scaling and scaling["kind"] == "longrope":
+        # from original_max_position on: the long divisors
+        assert long_match, "no rope_inv_freq_long table for longrope"
+        long_table = [float(x) for x in long_match.group(2).replace("\n", " ").split(",")
+                      if x.strip()]
+        base = 1.0 / theta ** (np.arange(0, rotary_dim, 2, dtype=np.float64) / rotary_dim)
+        want_long = base / np.asarray(scaling["long_factor"], dtype=np.float64)
+        assert len(long_table) == len(want_long)
+        for i, (got, want) in enumerate(zip(long_table, want_long)):
+            assert abs(got - want) <= 1e-12 * abs(want), (i, got, want)
+        assert f"rope_long_from = {scaling['original_max_position']};" in source
+    else:
+        assert long_match is None, "a second rope table without longrope"
 
 
 def test_preprocess_allocates_outputs(models):
