@@ -1634,3 +1634,82 @@ func.func @schedule_wgmma_pad(%q: tensor<?x16x80xbf16>, %kc: tensor<?x16x2x80xbf
         tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
   return
 }
+
+// -----
+
+func.func @query_temperature_floor_scale(%q: tensor<?x4x8xbf16>, %pos: tensor<?xi64>) {
+  // expected-error @+1 {{temperature floor_scale must be a positive finite number, got 0}}
+  %0 = attn.query_temperature %q, %pos {floor_scale = 0.0 : f64, scale = 0.1 : f64}
+      : tensor<?x4x8xbf16>, tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @query_temperature_rank(%q: tensor<?x32xbf16>, %pos: tensor<?xi64>) {
+  // expected-error @+1 {{input must have rank 3 [tokens, heads, qk_head_dim]}}
+  %0 = attn.query_temperature %q, %pos {floor_scale = 8192.0 : f64, scale = 0.1 : f64}
+      : tensor<?x32xbf16>, tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @query_temperature_positions(%q: tensor<3x4x8xbf16>, %pos: tensor<4xi64>) {
+  // expected-error @+1 {{token count (dim 0)}}
+  %0 = attn.query_temperature %q, %pos {floor_scale = 8192.0 : f64, scale = 0.1 : f64}
+      : tensor<3x4x8xbf16>, tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @fused_temperature_not_last(%qkv: tensor<?x16xbf16>, %slots: tensor<?xi64>, %pos: tensor<?xi64>,
+    %kc: tensor<?x16x1x4xbf16>, %vc: tensor<?x16x1x4xbf16>) {
+  // expected-error @+1 {{q_temperature must be the last stage (it scales the final q)}}
+  %q, %kc2, %vc2 = attn.fused_preprocess %qkv, %slots into %kc, %vc positions %pos {
+      num_q_heads = 2, num_kv_heads = 1, qk_head_dim = 4, v_head_dim = 4,
+      stages = [#attn.stage<q_temperature>, #attn.stage<rope>], rope_style = #attn.rope_style<neox>,
+      rotary_dim = 4, rotary_offset = 0, theta = 1.0e4 : f64,
+      temperature_floor_scale = 8192.0 : f64, temperature_scale = 0.1 : f64}
+      : tensor<?x16xbf16>, tensor<?xi64> into tensor<?x16x1x4xbf16>, tensor<?x16x1x4xbf16>
+        positions tensor<?xi64> -> tensor<?x2x4xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_temperature_attrs(%qkv: tensor<?x16xbf16>, %slots: tensor<?xi64>, %pos: tensor<?xi64>,
+    %kc: tensor<?x16x1x4xbf16>, %vc: tensor<?x16x1x4xbf16>) {
+  // expected-error @+1 {{temperature_scale is required by the q_temperature stage}}
+  %q, %kc2, %vc2 = attn.fused_preprocess %qkv, %slots into %kc, %vc positions %pos {
+      num_q_heads = 2, num_kv_heads = 1, qk_head_dim = 4, v_head_dim = 4,
+      stages = [#attn.stage<q_temperature>], temperature_floor_scale = 8192.0 : f64}
+      : tensor<?x16xbf16>, tensor<?xi64> into tensor<?x16x1x4xbf16>, tensor<?x16x1x4xbf16>
+        positions tensor<?xi64> -> tensor<?x2x4xbf16>
+  return
+}
+
+// -----
+
+func.func @attention_chunk_not_causal(%q: tensor<?x4x8xbf16>, %kc: tensor<?x16x2x8xbf16>,
+    %vc: tensor<?x16x2x8xbf16>, %t: tensor<?x?xi32>, %l: tensor<?xi32>, %s: tensor<?xi32>) {
+  // expected-error @+1 {{attention_chunk needs causal attention}}
+  %o = attn.paged_attention %q, %kc, %vc, %t, %l, %s {softmax_scale = 0.35 : f64,
+      causal = false, attention_chunk = 128}
+      : tensor<?x4x8xbf16>, tensor<?x16x2x8xbf16>, tensor<?x16x2x8xbf16>, tensor<?x?xi32>,
+        tensor<?xi32>, tensor<?xi32> -> tensor<?x4x8xbf16>
+  return
+}
+
+// -----
+
+func.func @attention_chunk_negative(%q: tensor<?x4x8xbf16>, %kc: tensor<?x16x2x8xbf16>,
+    %vc: tensor<?x16x2x8xbf16>, %t: tensor<?x?xi32>, %l: tensor<?xi32>, %s: tensor<?xi32>) {
+  // expected-error @+1 {{attention_chunk}}
+  %o = attn.paged_attention %q, %kc, %vc, %t, %l, %s {softmax_scale = 0.35 : f64,
+      attention_chunk = -2}
+      : tensor<?x4x8xbf16>, tensor<?x16x2x8xbf16>, tensor<?x16x2x8xbf16>, tensor<?x?xi32>,
+        tensor<?xi32>, tensor<?xi32> -> tensor<?x4x8xbf16>
+  return
+}
