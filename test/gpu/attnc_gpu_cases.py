@@ -50,6 +50,9 @@ ROPE = {
 }
 
 NORM_EPS = 1e-6
+#: Llama 4's attention temperature (floor_scale, attn_scale), its defaults:
+#: positions up to MAX_POSITION scale q by up to log(17) * 0.1 + 1 = 1.28.
+TEMPERATURE = (8192.0, 0.1)
 MAX_POSITION = 131072
 
 
@@ -130,11 +133,17 @@ class PreprocessCase(CacheDtypes):
     tokens: int
     block_size: int
     padding: Optional[bool] = None  # None: some padding slots when tokens > 1
+    temperature: bool = False       # Llama 4's query temperature (TEMPERATURE)
 
     def spec(self) -> dict:
         (dqk, dv), (hq, hkv) = self.dims, self.heads
-        return layer_spec(dqk=dqk, dv=dv, hq=hq, hkv=hkv, gate=self.gate,
+        spec = layer_spec(dqk=dqk, dv=dv, hq=hq, hkv=hkv, gate=self.gate,
                           norm=self.norm, rope=self.rope, dtype=self.dtype)
+        if self.temperature:
+            floor_scale, scale = TEMPERATURE
+            spec["layer_kinds"][0]["query_temperature"] = {"floor_scale": floor_scale,
+                                                           "scale": scale}
+        return spec
 
     @property
     def compile_key(self):
@@ -144,8 +153,10 @@ class PreprocessCase(CacheDtypes):
     def id(self) -> str:
         (dqk, dv), (hq, hkv) = self.dims, self.heads
         pad = "" if self.padding is None else ("-allpad" if self.padding else "-nopad")
+        temperature = "-temperature" if self.temperature else ""
         return (f"d{dqk}x{dv}-h{hq}x{hkv}-{self.norm}-{self.rope}-g{self.gate}-"
-                f"{self.dtype}-kv{self.cache_dtype}-t{self.tokens}-b{self.block_size}{pad}")
+                f"{self.dtype}-kv{self.cache_dtype}-t{self.tokens}-b{self.block_size}{pad}"
+                f"{temperature}")
 
 
 PREPROCESS_FACTORS = {
@@ -194,6 +205,14 @@ def preprocess_cases():
         PreprocessCase((192, 128), (16, 2), "none", "mla", "head_scalar", "bf16", "same",
                        4096, 64),
         PreprocessCase((2, 3), (8, 1), "gemma", "gptj", "head_scalar", "fp16", "same", 7, 16),
+        # Llama 4: the query temperature on a NoPE layer (positions read for
+        # it alone), and after rope and norm
+        PreprocessCase((128, 128), (40, 8), "none", "none", "none", "bf16", "same", 4096, 16,
+                       temperature=True),
+        PreprocessCase((128, 128), (40, 8), "rms", "gptj", "none", "bf16", "fp8", 300, 64,
+                       temperature=True),
+        PreprocessCase((2, 3), (8, 1), "none", "none", "none", "fp16", "same", 7, 16,
+                       padding=True, temperature=True),
     ]
     return cases
 

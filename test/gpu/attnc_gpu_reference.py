@@ -343,8 +343,11 @@ def apply_rope(x, cos, sin, style: str, rotary_offset: int, rotary_dim: int):
 
 def preprocess_reference(qkv, *, hq, hkv, dqk, dv, gate, norm, norm_eps,
                          q_norm_weight, k_norm_weight, rope, rotary_dim,
-                         rotary_offset, theta, scaling, positions) -> PreprocessReference:
-    """The fused preprocess in float32: split, [norm], [rope]."""
+                         rotary_offset, theta, scaling, positions,
+                         temperature=None) -> PreprocessReference:
+    """The fused preprocess in float32: split, [norm], [rope], then with
+    temperature = (floor_scale, scale) Llama 4's query temperature:
+    q * (log(floor((pos + 1) / floor_scale) + 1) * scale + 1)."""
     q_cols, k_cols, v_cols, g_cols, width = fused_columns(hq, hkv, dqk, dv, gate)
     assert qkv.shape[1] == width
     x = qkv.float()
@@ -362,6 +365,11 @@ def preprocess_reference(qkv, *, hq, hkv, dqk, dv, gate, norm, norm_eps,
                                 device=qkv.device)
         q = apply_rope(q, cos, sin, rope, rotary_offset, rotary_dim)
         k = apply_rope(k, cos, sin, rope, rotary_offset, rotary_dim)
+    if temperature is not None:
+        floor_scale, scale = temperature
+        p = positions.double()
+        factor = torch.log1p(torch.floor((p + 1.0) / floor_scale)) * scale + 1.0
+        q = q * factor.float()[:, None, None]
     return PreprocessReference(q=q, k=k, v=v, gate=g, q_raw=q_raw)
 
 

@@ -7,13 +7,11 @@ cache dtype) before each run; every cache row the kernel must not write
 
 import re
 
-import numpy as np
-
 import pytest
 
-from attnc_gpu_cases import (LAYER, MAX_POSITION, NORM_EPS, PreprocessCase,
+from attnc_gpu_cases import (LAYER, MAX_POSITION, NORM_EPS, TEMPERATURE, PreprocessCase,
                              preprocess_cases, rope_parameters)
-from attnc_gpu_reference import (assert_close, assert_finite, assert_fp8_close,
+from attnc_gpu_reference import (assert_close, assert_finite, assert_fp8_close, np,
                                  fused_columns, preprocess_reference, rope_inv_freq,
                                  torch, torch_dtype)
 
@@ -82,7 +80,7 @@ def run_preprocess(models, case: PreprocessCase, generator):
         gate_out = torch.full((case.tokens, hq, gate_width), float("nan"), dtype=dtype,
                               device="cuda")
         kwargs["gate_out"] = gate_out
-    if case.rope != "none":
+    if case.rope != "none" or case.temperature:
         kwargs["positions"] = positions
     if case.cache == "fp8":
         kwargs["k_scale"] = torch.tensor(K_SCALE, dtype=torch.float32, device="cuda")
@@ -103,7 +101,7 @@ def reference_for(case: PreprocessCase, run):
         norm_eps=NORM_EPS, q_norm_weight=run["weights"].get("q_norm_weight"),
         k_norm_weight=run["weights"].get("k_norm_weight"), rope=style,
         rotary_dim=rotary_dim, rotary_offset=offset, theta=theta, scaling=scaling,
-        positions=run["positions"])
+        positions=run["positions"], temperature=TEMPERATURE if case.temperature else None)
 
 
 def check_cache(name, cache, heads, dim, slots, expected, case, exact_source=None):
@@ -150,7 +148,7 @@ def test_preprocess(models, case, generator):
         assert run["result"] is run["q_out"]
 
     # q_out: every token, padding included
-    if case.norm == "none" and case.rope == "none":
+    if case.norm == "none" and case.rope == "none" and not case.temperature:
         assert_finite("q_out", run["q_out"])
         assert torch.equal(run["q_out"], ref.q_raw), "q_out: not an exact copy of q"
     else:
