@@ -580,6 +580,16 @@ std::string explainTable(const json &d) {
                       (long long)s["tokens_per_block"].get<int64_t>(),
                       (long long)s["min_blocks_per_sm"].get<int64_t>(),
                       s["pair_layout"].get<bool>() ? ", rope pair layout" : "");
+      } else if (k["form"] == "cuda_core") {
+        // The CUDA-core form keeps no K/V tiles: its schedule's block_n 16
+        // at 1 stage only marks the form.
+        out += format("    plan       one block per query token and KV head: "
+                      "%lld warps share the keys of its %lld query heads "
+                      "(dims %lld/%lld, no K/V tiles)\n",
+                      (long long)s["num_warps"].get<int64_t>(),
+                      (long long)h["group_size"].get<int64_t>(),
+                      (long long)h["qk_head_dim"].get<int64_t>(),
+                      (long long)h["v_head_dim"].get<int64_t>());
       } else {
         out += format("    plan       block_m %lld x block_n %lld, %lld warps, "
                       "%lld stage(s), gqa_pack %lld, dims padded %lld/%lld, "
@@ -597,6 +607,8 @@ std::string explainTable(const json &d) {
                         "(%s)\n",
                         (long long)k["workload_tile"]["rows"].get<int64_t>(),
                         k["workload_tile"]["mma"].get<std::string>().c_str());
+      }
+      if (k["kind"] == "attention") {
         if (k["split_kv"].is_null())
           out += "    split-KV   none (this form does not split)\n";
         else
