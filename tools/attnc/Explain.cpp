@@ -237,7 +237,6 @@ Result<json> explainModel(const ModelConfig &config,
           {"qk_head_dim", heads.qk_head_dim},
           {"v_head_dim", heads.v_head_dim},
           {"gate_layout", gateLayoutName(heads.gate)}}},
-        {"softmax_scale", kind.softmax_scale},
         {"kernels", json::array()}};
     double layerFloorUs = 0;
     for (const EmittedKernel &kernel : *emitted) {
@@ -307,6 +306,8 @@ Result<json> explainModel(const ModelConfig &config,
           return Status(StatusCode::Internal, kernel.name,
                         "the attention op has no schedule or emission");
         attn::AttentionScheduleAttr s = *op.getSchedule();
+        // The scale the kernel applies (the config's default made explicit).
+        kindJson["softmax_scale"] = op.getSoftmaxScaleAttr().getValueAsDouble();
         shape.activation_bytes = elementBytes(emission.getActivation());
         shape.cache_bytes = elementBytes(emission.getCache());
         shape.block_size = emission.getBlockSize();
