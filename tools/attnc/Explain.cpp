@@ -528,12 +528,17 @@ std::string explainTable(const json &d) {
                 (long long)w["context"].get<int64_t>(),
                 decode ? "keys" : "new tokens",
                 (long long)w["query_tokens"].get<int64_t>());
+  std::string arch = d["arch"];
+  std::string machineNote;
+  if (m["defaults"].get<bool>())
+    machineNote = arch.rfind("sm_90", 0) == 0
+                      ? " (H200, measured; --bandwidth and --flops for "
+                        "another GPU)"
+                      : " (an H200's, measured; the plan is for " + arch +
+                            ": give that GPU's --bandwidth and --flops)";
   out += format("machine: %g TB/s copy bandwidth, %g TFLOP/s matmul%s\n",
                 m["bandwidth_tb_per_s"].get<double>(),
-                m["matmul_tflop_per_s"].get<double>(),
-                m["defaults"].get<bool>()
-                    ? " (H200, measured; --bandwidth and --flops for another GPU)"
-                    : "");
+                m["matmul_tflop_per_s"].get<double>(), machineNote.c_str());
   if (!d["compiled"].get<bool>())
     out += "registers: not read (--no-compile: NVRTC did not run)\n";
 
