@@ -24,6 +24,26 @@ def same(got, want, what):
 decode = json.load(open(sys.argv[1]))
 prefill = json.load(open(sys.argv[2]))
 
+# The keys are those docs/explain.md lists (a key added or renamed there
+# must be added or renamed here).
+same(sorted(decode), ["arch", "compiled", "config", "floor_us", "layer_kinds",
+                      "machine", "model_type", "ok", "rank", "tp",
+                      "workload"], "document keys")
+same(sorted(decode["layer_kinds"][0]),
+     ["activation", "block_size", "cache", "features", "floor_us_all_layers",
+      "floor_us_per_layer", "heads", "kernels", "layers", "name",
+      "num_layers", "softmax_scale"], "layer kind keys")
+same(sorted(decode["layer_kinds"][0]["kernels"][0]),
+     ["block", "dynamic_shared_memory_bytes", "form", "grid", "kind", "name",
+      "per_token", "resources", "schedule", "work"], "preprocess keys")
+same(sorted(decode["layer_kinds"][0]["kernels"][1]),
+     ["block", "dynamic_shared_memory_bytes", "form", "grid", "kind", "name",
+      "per_token", "resources", "schedule", "split_kv", "work",
+      "workload_tile"], "attention keys")
+same(sorted(decode["layer_kinds"][0]["kernels"][1]["work"]),
+     ["bound", "compute_us", "floor_us", "flops", "memory_us", "read_bytes",
+      "written_bytes"], "work keys")
+
 same(decode["ok"], True, "ok")
 same(decode["model_type"], "llama", "model_type")
 same(decode["compiled"], False, "compiled")
