@@ -618,7 +618,7 @@ std::string explainTable(const json &d) {
         if (k["split_kv"].is_null())
           out += "    split-KV   none (this form does not split)\n";
         else
-          out += format("    split-KV   %lld splits for %lld busy CTAs (%s)\n",
+          out += format("    split-KV   %lld split(s) for %lld busy CTAs (%s)\n",
                         (long long)k["split_kv"]["num_kv_splits"].get<int64_t>(),
                         (long long)k["split_kv"]["busy_ctas"].get<int64_t>(),
                         k["split_kv"]["rule"].get<std::string>().c_str());
