@@ -84,6 +84,7 @@ json featuresOf(const LayerKind &kind, const std::string &cacheType) {
     f["qk_norm"]["scope"] = normScopeName(kind.qk_norm_scope);
     f["qk_norm"]["bias"] = kind.qk_norm_bias;
     f["qk_norm"]["eps"] = kind.norm_eps;
+    f["qk_norm"]["after_rope"] = !kind.norm_before_rope;
   }
   const RopeConfig &rope = kind.rope;
   f["rope"] = {{"present", rope.style != RopeStyle::None}};
@@ -99,6 +100,9 @@ json featuresOf(const LayerKind &kind, const std::string &cacheType) {
   f["gate"] = {{"present", kind.heads.gate != GateLayout::None}};
   if (kind.heads.gate != GateLayout::None)
     f["gate"]["layout"] = gateLayoutName(kind.heads.gate);
+  f["attention_chunk"] = {{"present", kind.attention_chunk > 0}};
+  if (kind.attention_chunk > 0)
+    f["attention_chunk"]["keys"] = kind.attention_chunk;
   f["sliding_window"] = {{"present", kind.sliding_window > 0}};
   if (kind.sliding_window > 0)
     f["sliding_window"]["keys"] = kind.sliding_window;
@@ -439,11 +443,12 @@ std::string joinInts(const json &list) {
 /// One feature in words, for the present line.
 std::string describeFeature(const std::string &name, const json &f) {
   if (name == "qk_norm")
-    return format("q/k norm %s over %s%s, eps %g",
+    return format("q/k norm %s over %s%s, eps %g%s",
                   f["style"].get<std::string>().c_str(),
                   f["scope"].get<std::string>().c_str(),
                   f["bias"].get<bool>() ? " with bias" : "",
-                  f["eps"].get<double>());
+                  f["eps"].get<double>(),
+                  f["after_rope"].get<bool>() ? ", after rope" : "");
   if (name == "rope") {
     int64_t offset = f["rotary_offset"], dim = f["rotary_dim"];
     std::string text =
@@ -457,6 +462,9 @@ std::string describeFeature(const std::string &name, const json &f) {
   }
   if (name == "gate")
     return "output gate (" + f["layout"].get<std::string>() + ")";
+  if (name == "attention_chunk")
+    return format("chunked attention (%lld-key chunks)",
+                  (long long)f["keys"].get<int64_t>());
   if (name == "sliding_window")
     return format("sliding window of %lld keys",
                   (long long)f["keys"].get<int64_t>());
@@ -478,6 +486,7 @@ const char *featureWord(const std::string &name) {
   static const std::map<std::string, const char *> words = {
       {"qk_norm", "q/k norm"},         {"rope", "rope"},
       {"gate", "output gate"},         {"sliding_window", "sliding window"},
+      {"attention_chunk", "chunked attention"},
       {"sinks", "attention sinks"},    {"logit_softcap", "logit soft-cap"},
       {"value_scale", "value scale"},  {"query_temperature", "query temperature"},
       {"fp8_cache", "fp8 cache"}};
@@ -487,7 +496,8 @@ const char *featureWord(const std::string &name) {
 
 /// The features in a fixed order (the JSON object's own order is by key).
 const char *const kFeatureOrder[] = {"qk_norm",        "rope",          "gate",
-                                     "sliding_window", "sinks",         "logit_softcap",
+                                     "sliding_window", "attention_chunk",
+                                     "sinks",          "logit_softcap",
                                      "value_scale",    "query_temperature",
                                      "fp8_cache"};
 

@@ -62,7 +62,7 @@ close(kind["softmax_scale"], 0.125, "softmax_scale")
 features = kind["features"]
 same(features["rope"]["present"], True, "rope")
 same(features["rope"]["rotary_dim"], 64, "rotary_dim")
-for absent in ("qk_norm", "gate", "sliding_window", "sinks", "logit_softcap",
+for absent in ("qk_norm", "gate", "sliding_window", "attention_chunk", "sinks", "logit_softcap",
                "value_scale", "query_temperature", "fp8_cache"):
     same(features[absent], {"present": False}, absent)
 
