@@ -506,8 +506,12 @@ IndexLookup lookUpIndex(runtime::Context &context, std::string_view front_end,
   if (options.keep_stage_ir || context.cache().options().disabled ||
       !runtime::validateArch(options.arch))
     return lookup;
+  // The final kernels of On and Off are the same.
+  ModelCompileOptions final = options;
+  if (final.tiering == Tiering::On)
+    final.tiering = Tiering::Off;
   lookup.key =
-      modelIndexKey(context, modelCompileInput(front_end, text, options));
+      modelIndexKey(context, modelCompileInput(front_end, text, final));
   if (lookup.key.empty())
     return lookup;
   std::optional<std::string> payload =

@@ -92,9 +92,9 @@ std::string modelCompileInput(std::string_view front_end, std::string_view text,
   putField(input, std::to_string(options.layer.block_size));
   putField(input, options.layer.dtype);
   putField(input, std::to_string(int(options.layer.kv_dtype)));
-  // On and Off end in the same (optimised) kernels.
-  putField(input, options.tiering == Tiering::BaselineOnly ? "baseline"
-                                                           : "optimised");
+  putField(input, options.tiering == Tiering::On    ? "tiered"
+                  : options.tiering == Tiering::Off ? "optimised"
+                                                    : "baseline");
   putField(input, text);
   return input;
 }

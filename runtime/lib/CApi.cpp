@@ -108,13 +108,13 @@ void upgradeSlow(attnc_kernel_set_s *set, void *stream, bool has_stream) {
     else
       std::fprintf(stderr, "attnc: warning: %s\n", message.c_str());
   };
-  std::string name = set->set->kernels().empty()
-                         ? std::string("(no kernel)")
-                         : set->set->kernels().front().name;
+  std::string name;
+  for (const KernelAbi &abi : set->set->kernels())
+    name += (name.empty() ? "" : ", ") + abi.name;
   PendingKernelSet::SetResult optimised = set->upgrade->result();
   if (!optimised) {
-    warn("the optimised tier of kernel '" + name +
-         "' failed to compile; the baseline tier stays: " +
+    warn("the optimised tier of kernels " + name +
+         " failed to compile; the baseline tier stays: " +
          optimised.status().message());
     set->upgrade_open.store(false, std::memory_order_relaxed);
     return;

@@ -4,8 +4,10 @@
 //
 // - The compile input: every byte a model compile depends on besides the
 //   machine -- the front end ("config" or "ir"), the input text, the arch,
-//   tp, rank, block size, dtypes and the tiering's final form. The C API's
-//   in-process memo (attnc-c/Compiler.h) keys on it as is.
+//   tp, rank, block size, dtypes and the tiering. The C API's in-process
+//   memo (attnc-c/Compiler.h) keys on it as is; the disk index on the input
+//   of the compile's final kernels (Tiering::On and Off end in the same
+//   optimised kernels, so both use Off's).
 //
 // - The disk index: an entry in the kernel cache (KernelCache::
 //   readIndexEntry, models/<key>.idx, checksummed and written atomically)
