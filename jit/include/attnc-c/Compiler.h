@@ -13,8 +13,8 @@
 |*    rows, with the output gate as its epilogue when the model has one.     *|
 |* Each kernel's ABI (attnc_kernel_abi_json) names its parameters.           *|
 |*                                                                            *|
-|* Thread safety: compiling is thread-safe per context (as in Runtime.h),   *|
-|* concurrent compiles of one input compile once; an attnc_model_t is       *|
+|* Thread safety: compiling is thread-safe per context (as in Runtime.h;   *|
+|* concurrent requests for one kernel compile once); an attnc_model_t is    *|
 |* immutable after creation but for its tiered kernel sets' one swap        *|
 |* (Runtime.h).                                                              *|
 |*                                                                            *|
