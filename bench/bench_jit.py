@@ -5,8 +5,8 @@ Every measurement that needs a new process gets one (``--child``), so the
 in-process memo and NVRTC's and the driver's state never leak between
 rows:
 
-  cold ........... a fresh cache directory, ``attnc.compile(config)``
-                   (tiered, the default), then one launch of every kernel
+  cold ........... a fresh cache directory, ``attnc.compile(config,
+                   tiered=True)``, then one launch of every kernel
                    of the model on zero-filled tensors and a synchronize:
                    ``first_launch_ms`` from the compile call to the end of
                    that synchronize (CUDA is initialised before the clock
@@ -14,8 +14,8 @@ rows:
                    ``Model.wait_optimised()``: ``optimised_ms`` from the same
                    start. Then another launch (the launch boundary where the
                    optimised tier is taken) and the tiers seen then.
-  cold_untiered .. (``--untiered``) the same with ``tiered=False``: the
-                   compile waits for the optimised kernels.
+  cold_untiered .. (``--untiered``) the same with ``tiered=False`` (the
+                   default): the compile waits for the optimised kernels.
   warm ........... a new process on the cold run's cache directory:
                    ``attnc.compile(config)`` (the disk model index and the
                    kernel cache, no compiler, no NVRTC): ``warm_ms``; then

@@ -44,7 +44,6 @@ namespace {
 Result<jit::ModelCompileOptions>
 readOptions(attnc_context_t context, const attnc_model_options_t *options) {
   jit::ModelCompileOptions out;
-  out.tiering = jit::Tiering::On; // the C API's default
   const std::vector<std::string> &archs = context->context->options().archs;
   if (!archs.empty())
     out.arch = archs.front();
@@ -71,10 +70,10 @@ readOptions(attnc_context_t context, const attnc_model_options_t *options) {
     out.layer.dtype = dtype;
   }
   switch (options->tiering) {
-  case ATTNC_TIERING_DEFAULT:
   case ATTNC_TIERING_ON:
     out.tiering = jit::Tiering::On;
     break;
+  case ATTNC_TIERING_DEFAULT:
   case ATTNC_TIERING_OFF:
     out.tiering = jit::Tiering::Off;
     break;

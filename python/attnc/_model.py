@@ -725,7 +725,7 @@ def _check_int(option: str, value: Any, minimum: int) -> int:
 
 def compile(config: Any, *, arch: str = "sm_90a", tp: int = 1, rank: int = 0,
             block_size: int = 16, dtype: Any = None, kv_dtype: Any = None,
-            tiered: Union[bool, str] = True,
+            tiered: Union[bool, str] = False,
             cache_dir: Optional[PathLike] = None,
             context: Optional[Context] = None) -> Model:
     """Compiles a model's attention layers into kernels.
@@ -743,15 +743,17 @@ def compile(config: Any, *, arch: str = "sm_90a", tp: int = 1, rank: int = 0,
             ``None``: the config's.
         kv_dtype: KV-cache dtype, ``"bf16"`` | ``"fp16"`` | ``"fp8"`` (e4m3,
             or ``torch.float8_e4m3fn``); ``None``: the activation dtype.
-        tiered: tiered compilation (``attnc-c/Compiler.h``). ``True`` (the
-            default): an attention kernel whose optimised form takes long to
+        tiered: tiered compilation (``attnc-c/Compiler.h``). ``False`` (the
+            default): the compile waits for the optimised kernels, so what
+            runs, is checked and is captured never depends on what the cache
+            held. ``True``: an attention kernel whose optimised form takes long to
             compile (wgmma on sm_90a) starts in a baseline form that compiles
             in a fraction of the time, and swaps to the optimised one at a
             launch boundary once it has compiled in the background (never
             while the launch stream captures a CUDA graph; launch plans keep
             the kernel they were made with -- call
             :meth:`Model.wait_optimised` before making the plans a graph
-            captures). ``False``: wait for the optimised kernels.
+            captures): the first launch within a second of a cold start.
             ``"baseline"``: the baseline kernels only (tests, benchmarks).
         cache_dir: disk cache root (``None``: ``$ATTNC_CACHE_DIR``, else
             ``$XDG_CACHE_HOME/attnc``).

@@ -41,9 +41,15 @@ typedef struct attnc_model_s *attnc_model_t;
  *  Launch plans keep the kernel they were made with: an engine that
  *  captures graphs calls attnc_model_wait_optimised before making the plans
  *  it captures (or compiles with ATTNC_TIERING_OFF). Kernels with one form,
- *  and kernels whose optimised binary is already cached, have one tier. */
+ *  and kernels whose optimised binary is already cached, have one tier.
+ *
+ *  The default is OFF: a compile returns the kernels that will run, so what
+ *  an engine benchmarks, checks and captures is the optimised code whatever
+ *  the cache held. An engine that wants its first launch within a second of
+ *  a cold start asks for ON and makes its capture plans after
+ *  attnc_model_wait_optimised. */
 typedef enum attnc_tiering_e {
-  ATTNC_TIERING_DEFAULT = 0,       /**< ATTNC_TIERING_ON */
+  ATTNC_TIERING_DEFAULT = 0,       /**< ATTNC_TIERING_OFF */
   ATTNC_TIERING_ON = 1,            /**< baseline first, optimised later */
   ATTNC_TIERING_OFF = 2,           /**< wait for the optimised kernels */
   ATTNC_TIERING_BASELINE_ONLY = 3, /**< baseline kernels only (tests,
@@ -62,7 +68,7 @@ typedef struct attnc_model_options_t {
   const char *dtype;
   /** KV-cache dtype "bf16" | "fp16" | "fp8". NULL: the activation dtype. */
   const char *kv_dtype;
-  /** Tiered compilation (attnc_tiering_t; 0: ATTNC_TIERING_ON). */
+  /** Tiered compilation (attnc_tiering_t; 0: ATTNC_TIERING_OFF). */
   int32_t tiering;
 } attnc_model_options_t;
 
