@@ -84,7 +84,7 @@ class Context:
         self.archs = tuple(archs or ("sm_90a",))
         self._disable_cache = bool(disable_cache) or os.environ.get(
             "ATTNC_DISABLE_CACHE", "") not in ("", "0", "false")
-        # compile()'s memo: (entry, text, options) -> Model.
+        # compile()'s memo: (entry, text, options) -> a template Model.
         self._models: Dict[Any, "Model"] = {}
         self.cache_dir = None if cache_dir is None else Path(cache_dir)
         # Kernel sets keep the context's internals alive (Runtime.h), so the
@@ -295,6 +295,27 @@ class Model:
         # dtype) -> zero-filled tensor, kept for the model's lifetime.
         self._workspaces: Dict[Tuple[Any, ...], Any] = {}
         self._workspace_lock = threading.Lock()
+
+    def _sharing(self, handle: Optional[int]) -> "Model":
+        """A Model over this one's kernels (the same C kernel sets) with its
+        own mutable state. `handle`: the new Model's attnc_model_t (a C memo
+        hit for the same input), destroyed with it; None: no handle of its
+        own (the memo's template, which keeps this Model alive)."""
+        clone = Model.__new__(Model)
+        clone.__dict__.update(self.__dict__)
+        clone.__dict__.pop("_torch_op_bindings", None)
+        clone._plans = dict(self._plans)
+        clone._workspaces = {}
+        clone._workspace_lock = threading.Lock()
+        if handle is None:
+            clone._template_of = self
+        else:
+            clone.__dict__.pop("_template_of", None)
+            clone._handle = handle
+            clone._finalizer = weakref.finalize(clone, self._lib.attnc_model_destroy,
+                                                ctypes.c_void_p(handle))
+            clone._finalizer.atexit = False
+        return clone
 
     # ---- tiers ----
 
@@ -764,8 +785,8 @@ def compile(config: Any, *, arch: str = "sm_90a", tp: int = 1, rank: int = 0,
         The :class:`Model`.
 
     The same configuration text and options compiled again in one context
-    return the same :class:`Model` without compiling (unless the context's
-    cache is disabled); a new process finds the kernels through the disk
+    return a new :class:`Model` over the same kernels without compiling
+    (unless the context's cache is disabled); a new process finds the kernels through the disk
     cache's model index without running the compiler.
 
     Raises:
@@ -812,14 +833,15 @@ def _compile_in(context: Context, entry: str, text: str,
     """Calls the C API's `entry` (attnc_model_compile_config or _ir) on
     `text` with the library's default options, `options_values` set over
     them (str values as bytes, alive until the call returns)."""
-    # The context's memo: the same input returns the same Model (the C
-    # API's memo would too, but a new Model re-reads the manifest).
+    # The context's memo: the same input again gets a new Model over the
+    # same kernels (the C API's memo answers the call without compiling, and
+    # the manifest is not parsed again); each Model keeps its own mutable
+    # state (workspaces, plans).
     memo_key = None
+    template = None
     if not context._disable_cache:
         memo_key = (entry, text, tuple(sorted(options_values.items())))
-        model = context._models.get(memo_key)
-        if model is not None:
-            return model
+        template = context._models.get(memo_key)
     lib = context._lib
     options = ModelOptions()
     lib.attnc_model_options_initialize(ctypes.byref(options))
@@ -831,9 +853,11 @@ def _compile_in(context: Context, entry: str, text: str,
         ctypes.c_void_p(context.handle), text.encode("utf-8"), ctypes.byref(options),
         ctypes.byref(handle))
     lib.check(status, config=True)
+    if template is not None:
+        return template._sharing(handle.value)
     model = Model(handle.value, context)
     if memo_key is not None:
-        model = context._models.setdefault(memo_key, model)
+        context._models.setdefault(memo_key, model._sharing(None))
     return model
 
 

@@ -130,14 +130,28 @@ def test_memo_returns_the_compiled_model(tmp_path):
     finally:
         lib.attnc_model_destroy(first)
         lib.attnc_model_destroy(again)
-    # The package's memo: the same Model object for the same input.
+    # The package's memo: a new Model (its own handle and mutable state)
+    # over the same kernel sets; it outlives the Model it was made from.
+    def sets(model):
+        return [k._set for k in model.kernels]
+
     model = attnc.compile(PLAIN, context=context, tiered=False)
-    assert attnc.compile(PLAIN, context=context, tiered=False) is model
-    assert attnc.compile(PLAIN, context=context, tiered=False, block_size=32) is not model
+    first_sets = sets(model)
+    again = attnc.compile(PLAIN, context=context, tiered=False)
+    assert again is not model and again.handle != model.handle
+    assert sets(again) == first_sets
+    assert again._workspaces is not model._workspaces
+    del model
+    import gc
+    gc.collect()
+    assert sets(attnc.compile(PLAIN, context=context, tiered=False)) == first_sets
+    assert again.kernel(LAYER, "attention").build_reports()[0]["cache_key"]
+    assert sets(attnc.compile(PLAIN, context=context, tiered=False, block_size=32)) != \
+        first_sets
     # A context with the cache disabled remembers nothing.
     uncached = attnc.Context(cache_dir=tmp_path, disable_cache=True)
-    assert attnc.compile(PLAIN, context=uncached, tiered=False) is not \
-        attnc.compile(PLAIN, context=uncached, tiered=False)
+    assert sets(attnc.compile(PLAIN, context=uncached, tiered=False)) != \
+        sets(attnc.compile(PLAIN, context=uncached, tiered=False))
 
 
 def test_disk_index_answers_a_new_context_and_repairs_a_corrupt_entry(tmp_path):
