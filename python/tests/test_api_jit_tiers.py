@@ -194,3 +194,8 @@ def test_concurrent_compiles_keep_the_pipeline_order(tmp_path):
     assert names == sorted(names, key=lambda n: (model.layers.index(n.split("__")[0]),
                                                  n.split("__")[1] != "preprocess"))
     assert len(names) == 4
+
+
+def test_bad_tiering_option_names_the_field(context):
+    with pytest.raises(attnc.AttncError, match=r"options\.tiering.*attnc_tiering_t"):
+        compile_c(context, json.dumps(PLAIN), tiering=7)
