@@ -208,6 +208,22 @@ private:
   std::list<Entry> threads_;
 };
 
+/// ATTNC_TIERING_TEST_HOLD_MS: how long a background tier waits before it
+/// starts compiling (0 when unset or not a number in [0, 60000]). A testing
+/// knob: on a machine with many cores the optimised tier can be ready
+/// before a test has made the baseline's plans, and the swap tests need the
+/// baseline to still be in use then.
+std::chrono::milliseconds tierHoldForTests() {
+  const char *value = std::getenv("ATTNC_TIERING_TEST_HOLD_MS");
+  if (!value || !*value)
+    return std::chrono::milliseconds(0);
+  char *end = nullptr;
+  long ms = std::strtol(value, &end, 10);
+  if (*end != '\0' || ms < 0 || ms > 60000)
+    return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(ms);
+}
+
 /// Whether the NVRTC the context loaded is the library the disk index key
 /// names (NvrtcLibrary::identity); only then may an entry be written.
 bool loadedNvrtcIsIndexed(runtime::Context &context) {
@@ -363,11 +379,14 @@ Result<CompiledModel> compileModule(runtime::Context &context,
                        job.form->abi, optionsFor(job.form->name), job.kernel});
     CompiledModel final = model;
     final.stages.clear();
+    const std::chrono::milliseconds hold = tierHoldForTests();
     // NVRTC is loaded by now (the first tier ran), so the registry is made
     // after NVRTC's statics and joined before they go (see the class).
     BackgroundCompiles::get().start(
         [context = context.shared_from_this(), works = std::move(works),
-         final = std::move(final), index_key]() mutable {
+         final = std::move(final), index_key, hold]() mutable {
+          if (hold.count() > 0)
+            std::this_thread::sleep_for(hold);
           runParallel(works.size(), unsigned(works.size()), [&](size_t w) {
             Result<std::shared_ptr<const runtime::KernelSet>> set =
                 Status(StatusCode::Internal, "", "not compiled");

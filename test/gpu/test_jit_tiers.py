@@ -71,18 +71,22 @@ def test_baseline_and_optimised_tiers_agree(case, tmp_path):
 
 
 @pytest.mark.parametrize("case", CASES[:1], ids=lambda c: c.id())
-def test_tiered_model_swaps_outside_a_capture(case, tmp_path):
+def test_tiered_model_swaps_outside_a_capture(case, tmp_path, monkeypatch):
     """Cold cache: the attention kernel starts on the baseline. Its result is
     captured in a graph after the optimised tier is ready; the capture does
     not swap and the replay runs the baseline (bitwise its eager result); an
     eager launch after it swaps; a plan made before keeps the baseline, one
     made after uses the optimised kernel."""
+    # Hold the optimised tier back for 10 s: the H200 host's 16 cores would
+    # otherwise have it ready before the baseline's plans are made.
+    monkeypatch.setenv("ATTNC_TIERING_TEST_HOLD_MS", "10000")
     model = _compile(case, True, tmp_path)
     attention = model.kernel(LAYER, "attention")
     assert attention.tier == "baseline"
     static, pre, att = _batch(model, case, seed=1)
     baseline_result = _checked(model, case, static, pre, att)
     pre_plan, att_plan = _make_plans(model, static, pre)  # baseline plans
+    assert attention.tier == "baseline", "the optimised tier was ready too early"
     model.wait_optimised()
     assert attention.tier == "baseline"  # ready, no launch boundary yet
 
