@@ -93,9 +93,11 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
                                                 std::vector<int> &layer_owner,
                                                 int index) {
   r_.onlyKeys(node, {"name", "layers", "num_q_heads", "num_kv_heads",
-                     "qk_head_dim", "v_head_dim", "gate", "qk_norm", "norm_eps",
+                     "qk_head_dim", "v_head_dim", "gate", "qk_norm",
+                     "qk_norm_scope", "qk_norm_bias", "norm_eps",
                      "norm_before_rope", "rope", "sliding_window", "sinks",
-                     "softmax_scale", "logit_softcap", "value_scale"});
+                     "softmax_scale", "logit_softcap", "value_scale",
+                     "query_temperature"});
   if (r_.failed())
     return std::nullopt;
   LayerKind kind;
@@ -160,9 +162,9 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
     return std::nullopt;
   std::optional<GateLayout> layout = parseGateLayout(gate);
   if (!layout) {
-    r_.fail(node.at("gate"),
-            "must be \"none\", \"qkvg\" or \"interleaved\" (got " +
-                inQuotes(gate) + ")");
+    r_.fail(node.at("gate"), "must be \"none\", \"qkvg\", \"interleaved\" or "
+                             "\"head_scalar\" (got " +
+                                 inQuotes(gate) + ")");
     return std::nullopt;
   }
   heads.gate = *layout;
@@ -178,18 +180,51 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
     return std::nullopt;
   if (!norm) {
     r_.fail(node.at("qk_norm"),
-            "required field is missing (\"none\"|\"rms\"|\"gemma\")");
+            "required field is missing (\"none\"|\"rms\"|\"gemma\"|"
+            "\"unweighted\"|\"layernorm\")");
     return std::nullopt;
   }
   std::optional<NormStyle> norm_style = parseNormStyle(*norm);
   if (!norm_style) {
-    r_.fail(node.at("qk_norm"), "must be \"none\", \"rms\" or \"gemma\" (got " +
+    r_.fail(node.at("qk_norm"), "must be \"none\", \"rms\", \"gemma\", "
+                                "\"unweighted\" or \"layernorm\" (got " +
                                     inQuotes(*norm) + ")");
     return std::nullopt;
   }
   kind.qk_norm = *norm_style;
+  std::string scope = r_.optString(node, "qk_norm_scope").value_or("head");
+  kind.qk_norm_bias = r_.optBool(node, "qk_norm_bias").value_or(false);
   kind.norm_eps = r_.positive(node, "norm_eps", 1e-6);
   kind.norm_before_rope = r_.optBool(node, "norm_before_rope").value_or(true);
+  if (r_.failed())
+    return std::nullopt;
+  std::optional<NormScope> norm_scope = parseNormScope(scope);
+  if (!norm_scope) {
+    r_.fail(node.at("qk_norm_scope"),
+            "must be \"head\", \"head_weights\" or \"projection\" (got " +
+                inQuotes(scope) + ")");
+    return std::nullopt;
+  }
+  kind.qk_norm_scope = *norm_scope;
+  if (kind.qk_norm == NormStyle::None && kind.qk_norm_scope != NormScope::Head) {
+    r_.fail(node.at("qk_norm_scope"),
+            "must be \"head\" when qk_norm is \"none\" (got " +
+                inQuotes(scope) + ")");
+    return std::nullopt;
+  }
+  if (kind.qk_norm_bias && kind.qk_norm != NormStyle::LayerNorm) {
+    r_.fail(node.at("qk_norm_bias"), "a q/k norm bias needs qk_norm "
+                                     "\"layernorm\" (got " +
+                                         inQuotes(*norm) + ")");
+    return std::nullopt;
+  }
+  if (kind.qk_norm_scope == NormScope::HeadWeights &&
+      (kind.qk_norm == NormStyle::Unweighted)) {
+    r_.fail(node.at("qk_norm_scope"),
+            "\"head_weights\" needs a weighted norm (qk_norm is "
+            "\"unweighted\")");
+    return std::nullopt;
+  }
 
   Node rope = r_.optObject(node, "rope");
   if (r_.failed())
@@ -201,6 +236,14 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
   kind.rope = readRope(rope, heads.qk_head_dim);
   if (r_.failed())
     return std::nullopt;
+  if (!kind.norm_before_rope &&
+      (kind.qk_norm == NormStyle::None || kind.rope.style == RopeStyle::None)) {
+    r_.fail(node.at("norm_before_rope"),
+            "false needs both a q/k norm and a rope (qk_norm is " +
+                inQuotes(normStyleName(kind.qk_norm)) + ", rope.style is " +
+                inQuotes(ropeStyleName(kind.rope.style)) + ")");
+    return std::nullopt;
+  }
 
   kind.sliding_window =
       r_.optInt(node, "sliding_window", 0, kMaxPositions).value_or(0);
@@ -212,6 +255,20 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
                      1.0 / std::sqrt(static_cast<double>(heads.qk_head_dim)));
   kind.logit_softcap = r_.nonNegative(node, "logit_softcap", 0.0);
   kind.value_scale = r_.positive(node, "value_scale", 1.0);
+  Node temperature = r_.optObject(node, "query_temperature");
+  if (r_.failed())
+    return std::nullopt;
+  if (temperature.value) {
+    // Llama 4: q *= log(floor((pos + 1) / floor_scale) + 1) * scale + 1.
+    r_.onlyKeys(temperature, {"floor_scale", "scale"});
+    if (!temperature.has("floor_scale") && !r_.failed())
+      r_.fail(temperature.at("floor_scale"), "required field is missing");
+    kind.query_temperature.floor_scale =
+        r_.positive(temperature, "floor_scale", 0.0);
+    kind.query_temperature.scale = r_.positive(temperature, "scale", 0.0);
+    if (!temperature.has("scale") && !r_.failed())
+      r_.fail(temperature.at("scale"), "required field is missing");
+  }
   if (r_.failed())
     return std::nullopt;
   return kind;
@@ -268,7 +325,8 @@ RopeConfig SpecImporter::readRope(const Node &node, int64_t qk_head_dim) {
     return rope;
   r_.onlyKeys(scaling, {"kind", "factor", "original_max_position",
                         "low_freq_factor", "high_freq_factor", "beta_fast",
-                        "beta_slow", "mscale", "mscale_all_dim", "truncate"});
+                        "beta_slow", "mscale", "mscale_all_dim", "truncate",
+                        "short_factor", "long_factor", "attention_factor"});
   RopeScaling &s = rope.scaling;
   std::string kind = r_.optString(scaling, "kind").value_or("none");
   if (r_.failed())
@@ -276,8 +334,8 @@ RopeConfig SpecImporter::readRope(const Node &node, int64_t qk_head_dim) {
   std::optional<RopeScalingKind> scaling_kind = parseScalingKind(kind);
   if (!scaling_kind) {
     r_.fail(scaling.at("kind"),
-            "must be \"none\", \"linear\", \"llama3\", \"yarn\" or "
-            "\"dynamic\" (got " +
+            "must be \"none\", \"linear\", \"llama3\", \"yarn\", "
+            "\"dynamic\" or \"longrope\" (got " +
                 inQuotes(kind) + ")");
     return rope;
   }
@@ -293,8 +351,47 @@ RopeConfig SpecImporter::readRope(const Node &node, int64_t qk_head_dim) {
   s.mscale = r_.positive(scaling, "mscale", 1.0);
   s.mscale_all_dim = r_.nonNegative(scaling, "mscale_all_dim", 0.0);
   s.truncate = r_.optBool(scaling, "truncate").value_or(true);
+  s.attention_factor = r_.nonNegative(scaling, "attention_factor", 0.0);
   if (r_.failed())
     return rope;
+  // longrope's divisors: rotary_dim / 2 positive values each, required for
+  // longrope and meaningless (so refused) for any other kind.
+  for (const char *key : {"short_factor", "long_factor"}) {
+    const json *list = r_.optArray(scaling, key);
+    if (r_.failed())
+      return rope;
+    const std::string path = scaling.at(key);
+    if (!list) {
+      if (s.kind == RopeScalingKind::LongRope)
+        r_.fail(path, "required for rope scaling longrope");
+      if (r_.failed())
+        return rope;
+      continue;
+    }
+    if (s.kind != RopeScalingKind::LongRope) {
+      r_.fail(path, "only with kind \"longrope\" (got " + inQuotes(kind) + ")");
+      return rope;
+    }
+    if (static_cast<int64_t>(list->size()) != rope.rotary_dim / 2) {
+      r_.fail(path, "must have rotary_dim / 2 = " +
+                        std::to_string(rope.rotary_dim / 2) +
+                        " entries (got " + std::to_string(list->size()) + ")");
+      return rope;
+    }
+    std::vector<double> &values =
+        std::string(key) == "short_factor" ? s.short_factor : s.long_factor;
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      std::optional<double> v = r_.asNumber((*list)[i], indexPath(path, i));
+      if (!v)
+        return rope;
+      if (!(*v > 0)) {
+        r_.fail(indexPath(path, i),
+                "must be > 0 (got " + formatNumber(*v) + ")");
+        return rope;
+      }
+      values.push_back(*v);
+    }
+  }
   if (s.kind == RopeScalingKind::Llama3 &&
       !(s.high_freq_factor > s.low_freq_factor))
     r_.fail(scaling.at("high_freq_factor"),
@@ -302,7 +399,8 @@ RopeConfig SpecImporter::readRope(const Node &node, int64_t qk_head_dim) {
                 " <= " + formatNumber(s.low_freq_factor) + ")");
   else if ((s.kind == RopeScalingKind::Llama3 ||
             s.kind == RopeScalingKind::Yarn ||
-            s.kind == RopeScalingKind::DynamicNtk) &&
+            s.kind == RopeScalingKind::DynamicNtk ||
+            s.kind == RopeScalingKind::LongRope) &&
            s.original_max_position < 1)
     r_.fail(scaling.at("original_max_position"),
             std::string("required for rope scaling ") + kind +
@@ -390,6 +488,12 @@ std::string toSpecJson(const ModelConfig &config) {
     k["v_head_dim"] = kind.heads.v_head_dim;
     k["gate"] = gateLayoutName(kind.heads.gate);
     k["qk_norm"] = normStyleName(kind.qk_norm);
+    // The fields issue 18 added are written only when they differ from their
+    // defaults, so earlier specs stay byte for byte as they were.
+    if (kind.qk_norm_scope != NormScope::Head)
+      k["qk_norm_scope"] = normScopeName(kind.qk_norm_scope);
+    if (kind.qk_norm_bias)
+      k["qk_norm_bias"] = true;
     k["norm_eps"] = kind.norm_eps;
     k["norm_before_rope"] = kind.norm_before_rope;
     const RopeConfig &rope = kind.rope;
@@ -405,6 +509,12 @@ std::string toSpecJson(const ModelConfig &config) {
     scaling["mscale"] = s.mscale;
     scaling["mscale_all_dim"] = s.mscale_all_dim;
     scaling["truncate"] = s.truncate;
+    if (!s.short_factor.empty())
+      scaling["short_factor"] = s.short_factor;
+    if (!s.long_factor.empty())
+      scaling["long_factor"] = s.long_factor;
+    if (s.attention_factor != 0)
+      scaling["attention_factor"] = s.attention_factor;
     ordered_json r;
     r["style"] = ropeStyleName(rope.style);
     r["rotary_dim"] = rope.rotary_dim;
@@ -417,6 +527,12 @@ std::string toSpecJson(const ModelConfig &config) {
     k["softmax_scale"] = kind.softmax_scale;
     k["logit_softcap"] = kind.logit_softcap;
     k["value_scale"] = kind.value_scale;
+    if (kind.query_temperature.floor_scale != 0) {
+      ordered_json t;
+      t["floor_scale"] = kind.query_temperature.floor_scale;
+      t["scale"] = kind.query_temperature.scale;
+      k["query_temperature"] = std::move(t);
+    }
     kinds.push_back(std::move(k));
   }
   spec["layer_kinds"] = std::move(kinds);

@@ -311,6 +311,9 @@ int runLayout(int argc, char **argv) {
   attnc::Result<attnc::ModelConfig> config = attnc::importModelConfigFile(path);
   if (!config)
     return configError(path, config.status());
+  if (attnc::Status split = attnc::checkTensorParallel(*config, tp);
+      !split.ok())
+    return fail(kExitBadInput, path + ": --" + split.message());
 
   std::vector<int64_t> ranks;
   if (rank >= 0 || args.values.count("--rank"))
@@ -477,6 +480,9 @@ int runImport(int argc, char **argv) {
   if (args.values.count("--arch") && emit != "kernel")
     return fail(kExitBadInput, "--arch: only meaningful with --emit=kernel");
 
+  if (attnc::Status split = attnc::checkTensorParallel(*config, options.tp);
+      !split.ok())
+    return fail(kExitBadInput, path + ": --" + split.message());
   mlir::MLIRContext context;
   auto module = attnc::buildModelModule(context, *config, options);
   if (!module)

@@ -546,7 +546,7 @@ TEST(ModelConfigFamilies, LlamaIgnoresSlidingWindow) {
 
 TEST(ModelConfigFamilies, Qwen3SlidingFromMaxWindowLayers) {
   json config = llamaBase();
-  config["model_type"] = "qwen3_moe";
+  config["model_type"] = "qwen3";
   config["use_sliding_window"] = true;
   config["sliding_window"] = 2048;
   config["max_window_layers"] = 3;
@@ -556,6 +556,25 @@ TEST(ModelConfigFamilies, Qwen3SlidingFromMaxWindowLayers) {
   EXPECT_EQ(c.kinds[1].layers, std::vector<int64_t>{3});
   EXPECT_EQ(c.kinds[1].sliding_window, 2048);
   EXPECT_EQ(c.kinds[1].qk_norm, NormStyle::Plain);
+}
+
+TEST(ModelConfigFamilies, Qwen3MoeSlidesEveryLayer) {
+  // Qwen3MoeConfig has no layer_types and no max_window_layers rule: with
+  // use_sliding_window one sliding mask serves every layer.
+  json config = llamaBase();
+  config["model_type"] = "qwen3_moe";
+  config["use_sliding_window"] = true;
+  config["sliding_window"] = 2048;
+  config["max_window_layers"] = 3;
+  IMPORT_TEXT(c, config.dump());
+  ASSERT_EQ(c.kinds.size(), 1u);
+  EXPECT_EQ(c.kinds[0].name, "sliding_attention");
+  EXPECT_EQ(c.kinds[0].layers, range(0, 4));
+  EXPECT_EQ(c.kinds[0].sliding_window, 2048);
+  config["use_sliding_window"] = false;
+  IMPORT_TEXT(off, config.dump());
+  ASSERT_EQ(off.kinds.size(), 1u);
+  EXPECT_EQ(off.kinds[0].sliding_window, 0);
 }
 
 TEST(ModelConfigFamilies, QwenNextGateCanBeTurnedOff) {
@@ -572,6 +591,8 @@ TEST(ModelConfigFamilies, QwenNextGateCanBeTurnedOff) {
 TEST(ModelConfigFamilies, GemmaLayerTypesAndDefaults) {
   // layer_types wins over the pattern; absent keys take Gemma3TextConfig
   // defaults (head_dim 256, window 4096, query_pre_attn_scalar 256).
+  // Gemma3Attention does not pass attn_logit_softcapping to the attention,
+  // so a value in the config does not soft-cap (Gemma 2 does).
   json text = {{"model_type", "gemma3_text"},
                {"num_attention_heads", 8},
                {"num_key_value_heads", 4},
@@ -591,7 +612,7 @@ TEST(ModelConfigFamilies, GemmaLayerTypesAndDefaults) {
   EXPECT_DOUBLE_EQ(c.kinds[0].rope.theta, 1e6);
   EXPECT_DOUBLE_EQ(c.kinds[1].rope.theta, 20000.0);
   EXPECT_DOUBLE_EQ(c.kinds[0].softmax_scale, 1.0 / 16.0);
-  EXPECT_DOUBLE_EQ(c.kinds[1].logit_softcap, 50.0);
+  EXPECT_DOUBLE_EQ(c.kinds[1].logit_softcap, 0.0);
 }
 
 TEST(ModelConfigFamilies, RopeParametersPerLayerType) {
@@ -977,6 +998,9 @@ TEST(ModelConfigErrors, WrongTypes) {
   EXPECT_TRUE(failsWith(oss, "layer_types[3]", "must be a string"));
   oss = exampleJson("gpt-oss-20b.json");
   oss["layer_types"][5] = "chunked_attention";
+  EXPECT_TRUE(failsWith(oss, "layer_types[5]",
+                        "chunked (block-local) attention is not supported"));
+  oss["layer_types"][5] = "hybrid_attention";
   EXPECT_TRUE(failsWith(oss, "layer_types[5]", "unsupported layer type"));
   oss = exampleJson("gpt-oss-20b.json");
   oss["layer_types"].erase(0);
@@ -989,13 +1013,15 @@ TEST(ModelConfigErrors, WrongTypes) {
 
 TEST(ModelConfigErrors, UnsupportedOrInconsistentValues) {
   json config = llamaBase();
-  config["rope_scaling"] = {{"rope_type", "longrope"}, {"factor", 4.0}};
+  config["rope_scaling"] = {{"rope_type", "proportional"}, {"factor", 4.0}};
   EXPECT_TRUE(failsWith(config, "rope_scaling.rope_type",
-                        "unsupported rope scaling type \"longrope\""));
+                        "unsupported rope scaling type \"proportional\""));
+  config["rope_scaling"] = {{"rope_type", "longrope"}, {"factor", 4.0}};
+  EXPECT_TRUE(failsWith(config, "rope_scaling.short_factor",
+                        "required field is missing (rope scaling longrope)"));
   config["rope_scaling"] = {
-      {"rope_type", "yarn"}, {"factor", 4.0}, {"attention_factor", 1.2}};
-  EXPECT_TRUE(
-      failsWith(config, "rope_scaling.attention_factor", "not supported"));
+      {"rope_type", "yarn"}, {"factor", 4.0}, {"attention_factor", -1.2}};
+  EXPECT_TRUE(failsWith(config, "rope_scaling.attention_factor", "must be > 0"));
   config["rope_scaling"] = {{"rope_type", "llama3"},
                             {"factor", 8.0},
                             {"original_max_position_embeddings", 8192},

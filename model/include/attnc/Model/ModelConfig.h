@@ -148,6 +148,13 @@ Result<ModelConfig> importModelConfig(std::string_view json_text);
 /// error naming the path.
 Result<ModelConfig> importModelConfigFile(const std::string &path);
 
+/// Whether the model's layers can be split over `tp` tensor-parallel ranks
+/// as far as the attention math goes (the head counts are the layout
+/// library's rule, computeRankShard). A q/k norm over the whole projection
+/// (NormScope::Projection) needs every head on one rank, so tp > 1 is refused
+/// naming the kind and the feature; the error's field is "tp".
+Status checkTensorParallel(const ModelConfig &config, int64_t tp);
+
 /// Serialises to the attnc spec form (JSON text, every field spelled out);
 /// importModelConfig(toSpecJson(c)) reproduces c.
 std::string toSpecJson(const ModelConfig &config);
