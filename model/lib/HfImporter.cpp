@@ -283,13 +283,14 @@ void HfImporter::readExplicitFeatures() {
   if (!norm) {
     r_.fail(family_field_,
             unknownPrefix() + "q/k norm presence is ambiguous; set \"qk_norm\" "
-                              "(\"none\"|\"rms\"|\"gemma\")");
+                              "(\"none\"|\"rms\"|\"gemma\"|\"unweighted\"|"
+                              "\"layernorm\")");
     return;
   }
   std::optional<NormStyle> norm_style = parseNormStyle(*norm);
   if (!norm_style) {
-    r_.fail(norm_owner.at("qk_norm"), "must be \"none\", \"rms\" or \"gemma\" "
-                                      "(got " +
+    r_.fail(norm_owner.at("qk_norm"), "must be \"none\", \"rms\", \"gemma\", "
+                                      "\"unweighted\" or \"layernorm\" (got " +
                                           inQuotes(*norm) + ")");
     return;
   }
@@ -319,7 +320,8 @@ void HfImporter::readExplicitFeatures() {
     std::optional<GateLayout> layout = parseGateLayout(*gate);
     if (!layout) {
       r_.fail(gate_owner.at("gate"),
-              "must be \"none\", \"qkvg\" or \"interleaved\" (got " +
+              "must be \"none\", \"qkvg\", \"interleaved\" or "
+              "\"head_scalar\" (got " +
                   inQuotes(*gate) + ")");
       return;
     }

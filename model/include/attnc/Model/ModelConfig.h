@@ -109,7 +109,8 @@ struct LayerKind {
   /// LayerNorm only: a bias of the weight's shape follows the weight.
   bool qk_norm_bias = false;
   double norm_eps = 1e-6;
-  /// Norm before rope (all supported families); kept explicit for the fuser.
+  /// Norm before rope (most families); false: after it (Hunyuan, Llama 4).
+  /// Always true without a q/k norm or without rope.
   bool norm_before_rope = true;
   RopeConfig rope;
   /// Keys visible to a query: 0 = unlimited, else the window size.
