@@ -308,7 +308,7 @@ std::optional<FamilyRules> TableParser::readRow(const Node &row) {
   }
 
   Node sliding = r_.optObject(row, "sliding");
-  r_.onlyKeys(sliding, {"heads", "window_alias", "theta_key", "theta",
+  r_.onlyKeys(sliding, {"heads", "window_size_key", "theta_key", "theta",
                         "unscaled_rope"});
   Node sliding_heads = r_.optObject(sliding, "heads");
   r_.onlyKeys(sliding_heads,
@@ -325,7 +325,7 @@ std::optional<FamilyRules> TableParser::readRow(const Node &row) {
                                   "and v_head_dim");
     f.sliding.heads = keys;
   }
-  f.sliding.window_alias = str(sliding, "window_alias");
+  f.sliding.window_size_key = str(sliding, "window_size_key");
   f.sliding.theta_key = str(sliding, "theta_key");
   f.sliding.theta = r_.positive(sliding, "theta", 10000.0);
   f.sliding.unscaled_rope = r_.optBool(sliding, "unscaled_rope").value_or(false);

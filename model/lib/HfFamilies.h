@@ -145,9 +145,9 @@ struct GateRule {
 struct SlidingRules {
   /// Their own head keys, all required where set; else the main heads'.
   std::optional<HeadKeys> heads;
-  /// A second key for the window size, which must agree with sliding_window
-  /// and stands in for it when that is absent.
-  std::string window_alias;
+  /// A key counting the previous tokens a query sees: the window is its
+  /// value + 1 (the query itself too), and it wins over sliding_window.
+  std::string window_size_key;
   /// Their own rope base key and its default; else rope_theta.
   std::string theta_key;
   double theta = 10000.0;

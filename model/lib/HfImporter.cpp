@@ -636,17 +636,22 @@ int64_t HfImporter::readWindow(const std::vector<Slot> &slots) {
   const SlidingRules sliding = family_ ? family_->sliding : SlidingRules{};
   std::optional<int64_t> window =
       r_.optInt(text_, "sliding_window", 1, kMaxPositions);
-  if (!sliding.window_alias.empty()) {
+  if (!sliding.window_size_key.empty()) {
+    // MiMo: sliding_window_size counts the previous tokens; the query sees
+    // them and itself, so the window is size + 1 and wins over
+    // sliding_window (transformers' MiMoV2FlashConfig, after SGLang). A
+    // sliding_window that is neither is a contradiction, not a choice.
     std::optional<int64_t> size =
-        r_.optInt(text_, sliding.window_alias, 1, kMaxPositions);
-    if (window && size && *window != *size) {
-      r_.fail(text_.at(sliding.window_alias),
-              "disagrees with sliding_window (" + std::to_string(*size) +
-                  " != " + std::to_string(*window) + ")");
+        r_.optInt(text_, sliding.window_size_key, 1, kMaxPositions - 1);
+    if (window && size && *window != *size && *window != *size + 1) {
+      r_.fail(text_.at(sliding.window_size_key),
+              "disagrees with sliding_window (" + std::to_string(*window) +
+                  " is neither " + std::to_string(*size) + " nor " +
+                  std::to_string(*size + 1) + ")");
       return 0;
     }
-    if (!window)
-      window = size;
+    if (size)
+      window = *size + 1;
   }
   const int64_t default_window = family_ ? family_->default_window : 0;
   if (default_window != 0 && !window && !r_.failed())

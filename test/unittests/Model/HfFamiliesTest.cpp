@@ -441,7 +441,7 @@ std::vector<FamilyExpect> expectations() {
                     kNeox, 64, 0, 5e6),
                [](KindExpect &k) { k.value_scale = 0.707; }),
           with(kind("sliding_attention", allBut(48, full_layers), 64, 8, 192,
-                    128, kNoNorm, kNeox, 64, 0, 1e4, 128),
+                    128, kNoNorm, kNeox, 64, 0, 1e4, 129),
                [](KindExpect &k) {
                  k.sinks = true;
                  k.value_scale = 0.707;

@@ -480,7 +480,8 @@ TEST(ModelConfigExamples, MiMoV2Flash) {
   EXPECT_FALSE(full.sinks);
   EXPECT_TRUE(swa.sinks);
   EXPECT_EQ(full.sliding_window, 0);
-  EXPECT_EQ(swa.sliding_window, 128);
+  // sliding_window_size 128 previous tokens + the query (MiMoV2FlashConfig).
+  EXPECT_EQ(swa.sliding_window, 129);
   for (const LayerKind *k : {&full, &swa}) {
     EXPECT_EQ(k->qk_norm, NormStyle::None);
     EXPECT_DOUBLE_EQ(k->norm_eps, 1e-5); // layernorm_epsilon
