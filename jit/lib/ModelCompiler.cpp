@@ -1,6 +1,8 @@
 //===- ModelCompiler.cpp - Model config to launchable kernels -------------===//
 #include "attnc/Jit/ModelCompiler.h"
 
+#include "attnc/Jit/ModelIndex.h"
+
 #include "attnc/Codegen/CudaEmitter.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Runtime/DeviceHeaders.h"
@@ -18,10 +20,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include <functional>
+#include <atomic>
 #include <chrono>
-#include <future>
+#include <climits>
+#include <cstdlib>
+#include <functional>
+#include <list>
+#include <map>
 #include <mutex>
+#include <thread>
 
 using namespace mlir;
 
@@ -69,64 +76,251 @@ private:
   ScopedDiagnosticHandler handler;
 };
 
-/// attnc-pipeline, then the emitter's preparation, one stage at a time so
+/// attnc-pipeline (with attn-specialize's `baseline` option for the
+/// baseline tier), then the emitter's preparation, one stage at a time so
 /// that the IR after each can be kept.
-std::vector<PipelineStage> compileStages(const std::string &arch) {
+std::vector<PipelineStage> compileStages(const std::string &arch,
+                                         bool baseline) {
   PipelineOptions pipeline;
   pipeline.arch = arch;
+  pipeline.baseline = baseline;
   std::vector<PipelineStage> stages = attncPipelineStages(pipeline);
   stages.push_back({"attn-prepare-emission",
                     [] { return createAttnPrepareEmission(); }});
   return stages;
 }
 
-/// Runs the pipeline on a layer-form module, emits the kernels and compiles
-/// each with NVRTC (in parallel: NVRTC is thread-safe per program).
-Result<CompiledModel> compileModule(runtime::Context &context,
-                                    MLIRContext &mlirContext, ModuleOp module,
-                                    const ModelCompileOptions &options,
-                                    CompiledModel model) {
-  model.arch = options.arch;
-  if (auto type = module->getAttrOfType<StringAttr>("attn.model_type"))
-    model.model_type = type.str();
-  DiagnosticCollector diagnostics(mlirContext);
-  if (options.keep_stage_ir)
-    model.stages.push_back({"import", print(module)});
-  for (const PipelineStage &stage : compileStages(options.arch)) {
+/// One kernel as the pipeline and the emitter made it.
+struct KernelForm {
+  std::string name, kind, layer, source, schedule, kernel_ir;
+  runtime::KernelAbi abi;
+  /// Its attention schedule takes wgmma (so a baseline form differs).
+  bool wgmma = false;
+};
+
+/// Runs the pipeline on `module` (in place) and emits its kernels, in the
+/// module's order; the IR after each stage goes to `stages` when given.
+Result<std::vector<KernelForm>>
+lowerModule(ModuleOp module, const std::string &arch, bool baseline,
+            std::vector<StageIr> *stages,
+            const DiagnosticCollector &diagnostics) {
+  MLIRContext &mlirContext = *module.getContext();
+  for (const PipelineStage &stage : compileStages(arch, baseline)) {
     PassManager pm(&mlirContext);
     pm.addPass(stage.create());
     if (failed(pm.run(module)))
       return diagnostics.status(StatusCode::InvalidArgument, stage.name,
                                 "the pipeline stage failed");
-    if (options.keep_stage_ir)
-      model.stages.push_back({stage.name, print(module)});
+    if (stages)
+      stages->push_back({stage.name, print(module)});
   }
   FailureOr<std::vector<EmittedKernel>> emitted = emitCudaKernels(module);
   if (failed(emitted))
     return diagnostics.status(StatusCode::Internal, "codegen",
                               "CUDA emission failed");
-
+  std::vector<KernelForm> forms;
   for (EmittedKernel &kernel : *emitted) {
-    CompiledKernel compiled;
-    compiled.name = kernel.name;
-    compiled.kind = kernel.kind;
-    compiled.layer = kernel.layer;
-    compiled.source = std::move(kernel.source);
+    KernelForm form;
+    form.name = kernel.name;
+    form.kind = kernel.kind;
+    form.layer = kernel.layer;
+    form.source = std::move(kernel.source);
+    form.abi = std::move(kernel.abi);
     if (auto function = module.lookupSymbol<func::FuncOp>(kernel.name)) {
-      compiled.kernel_ir = print(function);
+      form.kernel_ir = print(function);
       function.walk([&](Operation *op) {
         if (Attribute schedule = op->getAttr("schedule"))
-          compiled.schedule = printAttr(schedule);
+          form.schedule = printAttr(schedule);
+        if (auto attention =
+                op->getAttrOfType<attn::AttentionScheduleAttr>("schedule"))
+          form.wgmma |= attention.getMma() == "wgmma";
       });
     }
-    model.kernels.push_back(std::move(compiled));
+    forms.push_back(std::move(form));
+  }
+  return forms;
+}
+
+/// Runs `work(i)` for i in [0, count) on at most `limit` threads (the
+/// calling one among them).
+void runParallel(size_t count, unsigned limit,
+                 const std::function<void(size_t)> &work) {
+  size_t threads = std::min<size_t>(count, std::max(1u, limit));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < count; i = next++)
+      work(i);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &thread : pool)
+    thread.join();
+}
+
+unsigned parallelLimit(const ModelCompileOptions &options) {
+  if (options.max_parallel_compiles)
+    return options.max_parallel_compiles;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// The background compiles of optimised tiers. They hold their context
+/// alive; the process joins them at exit (this object's destructor), so
+/// that none runs NVRTC while the statics it uses are destroyed -- made
+/// after NVRTC is loaded, it is destroyed before NVRTC's statics are.
+class BackgroundCompiles {
+public:
+  static BackgroundCompiles &get() {
+    static BackgroundCompiles instance;
+    return instance;
+  }
+  void start(std::function<void()> work) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Join what has ended, so the list stays short.
+    for (auto it = threads_.begin(); it != threads_.end();) {
+      if (it->done->load()) {
+        it->thread.join();
+        it = threads_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    threads_.push_back({std::thread([work = std::move(work), done] {
+                          work();
+                          done->store(true);
+                        }),
+                        done});
+  }
+  ~BackgroundCompiles() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Entry &entry : threads_)
+      entry.thread.join();
+  }
+
+private:
+  struct Entry {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::mutex mutex_;
+  std::list<Entry> threads_;
+};
+
+/// Whether the NVRTC the context loaded is the library the disk index key
+/// names (NvrtcLibrary::identity); only then may an entry be written.
+bool loadedNvrtcIsIndexed(runtime::Context &context) {
+  auto compiler = context.compiler();
+  if (!compiler)
+    return false;
+  std::string identity =
+      runtime::NvrtcLibrary::identity(context.options().nvrtc_library_path);
+  char real[PATH_MAX];
+  if (identity.empty() ||
+      !::realpath((*compiler)->library().path().c_str(), real))
+    return false;
+  std::string prefix = std::string(real) + " ";
+  return identity.compare(0, prefix.size(), prefix) == 0;
+}
+
+void storeIndex(runtime::Context &context, const std::string &index_key,
+                const CompiledModel &model) {
+  if (index_key.empty() || !loadedNvrtcIsIndexed(context))
+    return;
+  std::string payload = encodeModelIndex(model);
+  if (!payload.empty())
+    context.cache().writeIndexEntry(index_key, payload);
+}
+
+/// Runs the pipeline on a layer-form module, emits the kernels and compiles
+/// them concurrently (NVRTC is thread-safe per program), in tiers when
+/// asked; writes the disk index entry under `index_key` (if not empty) once
+/// the final kernels are there.
+Result<CompiledModel> compileModule(runtime::Context &context,
+                                    MLIRContext &mlirContext, ModuleOp module,
+                                    const ModelCompileOptions &options,
+                                    CompiledModel model,
+                                    const std::string &index_key) {
+  model.arch = options.arch;
+  if (auto type = module->getAttrOfType<StringAttr>("attn.model_type"))
+    model.model_type = type.str();
+  DiagnosticCollector diagnostics(mlirContext);
+  // The baseline tier starts from the same imported module.
+  OwningOpRef<ModuleOp> baselineInput;
+  if (options.tiering == Tiering::On)
+    baselineInput = module.clone();
+  if (options.keep_stage_ir)
+    model.stages.push_back({"import", print(module)});
+  Result<std::vector<KernelForm>> forms = lowerModule(
+      module, options.arch, options.tiering == Tiering::BaselineOnly,
+      options.keep_stage_ir ? &model.stages : nullptr, diagnostics);
+  if (!forms)
+    return forms.status();
+
+  // Baseline forms of the kernels whose optimised form differs.
+  std::map<std::string, KernelForm> baselines;
+  if (options.tiering == Tiering::On &&
+      llvm::any_of(*forms, [](const KernelForm &f) { return f.wgmma; })) {
+    Result<std::vector<KernelForm>> lowered = lowerModule(
+        *baselineInput, options.arch, /*baseline=*/true, nullptr, diagnostics);
+    if (!lowered)
+      return lowered.status();
+    for (KernelForm &form : *lowered)
+      if (!form.wgmma)
+        baselines.emplace(form.name, std::move(form));
   }
 
   runtime::SourceOptions sourceOptions;
   sourceOptions.headers = runtime::deviceHeaders();
   sourceOptions.archs = {options.arch};
-  std::vector<std::future<Result<std::shared_ptr<const runtime::KernelSet>>>>
-      futures;
+  auto optionsFor = [&](const std::string &name) {
+    runtime::SourceOptions perKernel = sourceOptions;
+    perKernel.source_name = name + ".cu";
+    return perKernel;
+  };
+
+  // What each kernel compiles now (its first tier) and, for two-tier
+  // kernels, in the background.
+  struct Job {
+    size_t kernel;
+    const KernelForm *form;
+  };
+  std::vector<Job> firstTier, background;
+  for (size_t i = 0; i < forms->size(); ++i) {
+    const KernelForm &form = (*forms)[i];
+    CompiledKernel compiled;
+    compiled.name = form.name;
+    compiled.kind = form.kind;
+    compiled.layer = form.layer;
+    compiled.source = form.source;
+    compiled.schedule = form.schedule;
+    compiled.kernel_ir = form.kernel_ir;
+    auto baseline = form.wgmma ? baselines.find(form.name) : baselines.end();
+    if (baseline != baselines.end()) {
+      // An optimised binary already cached needs no baseline.
+      auto cached = context.findCompiled(form.source, {form.abi},
+                                         optionsFor(form.name));
+      if (cached && *cached) {
+        compiled.set = *cached;
+      } else {
+        const KernelForm &first = baseline->second;
+        compiled.optimised = std::make_shared<runtime::PendingKernelSet>();
+        compiled.optimised_source = form.source;
+        compiled.optimised_schedule = form.schedule;
+        compiled.optimised_kernel_ir = form.kernel_ir;
+        compiled.source = first.source;
+        compiled.schedule = first.schedule;
+        compiled.kernel_ir = first.kernel_ir;
+        firstTier.push_back({i, &first});
+        background.push_back({i, &form});
+      }
+    } else {
+      firstTier.push_back({i, &form});
+    }
+    model.kernels.push_back(std::move(compiled));
+  }
+
   // Progress: one report at a time, in the order the builds end.
   std::mutex progressMutex;
   size_t built = 0;
@@ -149,31 +343,92 @@ Result<CompiledModel> compileModule(runtime::Context &context,
       event.outcome = (*set)->binaries().front().report.outcome;
     options.on_kernel_built(event);
   };
-  for (size_t i = 0; i < model.kernels.size(); ++i) {
-    runtime::SourceOptions perKernel = sourceOptions;
-    perKernel.source_name = model.kernels[i].name + ".cu";
-    futures.push_back(std::async(
-        std::launch::async,
-        [&context, &report, perKernel, abi = (*emitted)[i].abi,
-         name = model.kernels[i].name, source = model.kernels[i].source]() {
-          auto set = context.compile(
-              source, std::vector<runtime::KernelAbi>{abi}, perKernel);
-          report(name, set);
-          return set;
-        }));
+  for (const CompiledKernel &kernel : model.kernels)
+    if (kernel.set)
+      report(kernel.name, kernel.set);
+
+  // The background tier, with a snapshot of the model as it will end, for
+  // the disk index.
+  auto startBackground = [&] {
+    struct Work {
+      std::shared_ptr<runtime::PendingKernelSet> pending;
+      std::string source;
+      runtime::KernelAbi abi;
+      runtime::SourceOptions options;
+      size_t kernel;
+    };
+    std::vector<Work> works;
+    for (const Job &job : background)
+      works.push_back({model.kernels[job.kernel].optimised, job.form->source,
+                       job.form->abi, optionsFor(job.form->name), job.kernel});
+    CompiledModel final = model;
+    final.stages.clear();
+    // NVRTC is loaded by now (the first tier ran), so the registry is made
+    // after NVRTC's statics and joined before they go (see the class).
+    BackgroundCompiles::get().start(
+        [context = context.shared_from_this(), works = std::move(works),
+         final = std::move(final), index_key]() mutable {
+          runParallel(works.size(), unsigned(works.size()), [&](size_t w) {
+            Result<std::shared_ptr<const runtime::KernelSet>> set =
+                Status(StatusCode::Internal, "", "not compiled");
+            try {
+              set = context->compile(works[w].source, {works[w].abi},
+                                     works[w].options);
+            } catch (const std::exception &e) {
+              set = Status(StatusCode::Internal, "", e.what());
+            }
+            works[w].pending->finish(set);
+          });
+          bool all = true;
+          for (Work &work : works) {
+            auto set = work.pending->result();
+            all &= set.ok();
+            if (!set.ok())
+              continue;
+            CompiledKernel &kernel = final.kernels[work.kernel];
+            kernel.set = *set;
+            kernel.source = std::move(kernel.optimised_source);
+            kernel.schedule = std::move(kernel.optimised_schedule);
+            kernel.kernel_ir = std::move(kernel.optimised_kernel_ir);
+            kernel.optimised.reset();
+          }
+          if (all)
+            storeIndex(*context, index_key, final);
+        });
+  };
+
+  const unsigned limit = parallelLimit(options);
+  // Overlap the tiers only when the machine has a thread for every compile;
+  // otherwise the background tier would slow the first one down.
+  const bool overlap = firstTier.size() + background.size() <= limit;
+  if (!background.empty() && overlap) {
+    // NVRTC must be loaded before the registry is made (see above).
+    if (auto nvrtc = context.compiler(); !nvrtc)
+      return nvrtc.status();
+    startBackground();
   }
-  Status firstError;
-  for (size_t i = 0; i < futures.size(); ++i) {
-    Result<std::shared_ptr<const runtime::KernelSet>> set = futures[i].get();
-    if (!set) {
-      if (firstError.ok())
-        firstError = set.status();
-      continue;
+
+  std::vector<Result<std::shared_ptr<const runtime::KernelSet>>> results(
+      firstTier.size(), Status(StatusCode::Internal, "", "not compiled"));
+  runParallel(firstTier.size(), limit, [&](size_t j) {
+    const KernelForm &form = *firstTier[j].form;
+    try {
+      results[j] = context.compile(form.source, {form.abi},
+                                   optionsFor(form.name));
+    } catch (const std::exception &e) {
+      results[j] = Status(StatusCode::Internal, form.name, e.what());
     }
-    model.kernels[i].set = *set;
+    report(form.name, results[j]);
+  });
+  for (size_t j = 0; j < firstTier.size(); ++j) {
+    if (!results[j])
+      return results[j].status(); // the first failing kernel, in order
+    model.kernels[firstTier[j].kernel].set = *results[j];
   }
-  if (!firstError.ok())
-    return firstError;
+  if (!background.empty() && !overlap)
+    startBackground();
+  if (background.empty())
+    storeIndex(context, index_key, model);
   return model;
 }
 
@@ -227,9 +482,62 @@ std::string CompiledModel::manifestJson() const {
   return manifest.dump(2);
 }
 
-Result<CompiledModel> compileModel(runtime::Context &context,
-                                   const ModelConfig &config,
-                                   const ModelCompileOptions &options) {
+Status CompiledModel::waitOptimised() const {
+  for (const CompiledKernel &kernel : kernels)
+    if (kernel.optimised)
+      if (auto set = kernel.optimised->wait(); !set)
+        return set.status();
+  return Status();
+}
+
+namespace {
+
+/// The disk index key of a compile (empty: no index for it), and the model
+/// the index has for it, if any.
+struct IndexLookup {
+  std::string key;
+  std::unique_ptr<CompiledModel> model;
+};
+
+IndexLookup lookUpIndex(runtime::Context &context, std::string_view front_end,
+                        std::string_view text,
+                        const ModelCompileOptions &options) {
+  IndexLookup lookup;
+  if (options.keep_stage_ir || context.cache().options().disabled ||
+      !runtime::validateArch(options.arch))
+    return lookup;
+  // The final kernels of On and Off are the same.
+  ModelCompileOptions final = options;
+  if (final.tiering == Tiering::On)
+    final.tiering = Tiering::Off;
+  lookup.key =
+      modelIndexKey(context, modelCompileInput(front_end, text, final));
+  if (lookup.key.empty())
+    return lookup;
+  std::optional<std::string> payload =
+      context.cache().readIndexEntry(lookup.key);
+  if (payload)
+    lookup.model = decodeModelIndex(context, *payload);
+  if (lookup.model && lookup.model->arch != options.arch)
+    lookup.model.reset();
+  if (lookup.model && options.on_kernel_built) {
+    size_t done = 0;
+    for (const CompiledKernel &kernel : lookup.model->kernels) {
+      KernelBuildEvent event;
+      event.name = kernel.name;
+      event.done = ++done;
+      event.total = lookup.model->kernels.size();
+      event.outcome = kernel.set->binaries().front().report.outcome;
+      options.on_kernel_built(event);
+    }
+  }
+  return lookup;
+}
+
+Result<CompiledModel> compileConfig(runtime::Context &context,
+                                    const ModelConfig &config,
+                                    const ModelCompileOptions &options,
+                                    const std::string &index_key) {
   if (Status status = runtime::validateArch(options.arch); !status.ok())
     return status;
   // Before the layout splits heads: a projection-wide q/k norm cannot be.
@@ -243,16 +551,27 @@ Result<CompiledModel> compileModel(runtime::Context &context,
   CompiledModel model;
   model.config_spec = toSpecJson(config);
   return compileModule(context, mlirContext, **module, options,
-                       std::move(model));
+                       std::move(model), index_key);
+}
+
+} // namespace
+
+Result<CompiledModel> compileModel(runtime::Context &context,
+                                   const ModelConfig &config,
+                                   const ModelCompileOptions &options) {
+  return compileConfig(context, config, options, "");
 }
 
 Result<CompiledModel> compileModelJson(runtime::Context &context,
                                        std::string_view config_json,
                                        const ModelCompileOptions &options) {
+  IndexLookup index = lookUpIndex(context, "config", config_json, options);
+  if (index.model)
+    return std::move(*index.model);
   Result<ModelConfig> config = importModelConfig(config_json);
   if (!config)
     return config.status();
-  return compileModel(context, *config, options);
+  return compileConfig(context, *config, options, index.key);
 }
 
 Result<CompiledModel> compileModelIr(runtime::Context &context,
@@ -260,6 +579,9 @@ Result<CompiledModel> compileModelIr(runtime::Context &context,
                                      const ModelCompileOptions &options) {
   if (Status status = runtime::validateArch(options.arch); !status.ok())
     return status;
+  IndexLookup index = lookUpIndex(context, "ir", mlir_text, options);
+  if (index.model)
+    return std::move(*index.model);
   MLIRContext mlirContext;
   mlirContext.loadDialect<attn::AttnDialect, func::FuncDialect,
                           arith::ArithDialect>();
@@ -273,12 +595,28 @@ Result<CompiledModel> compileModelIr(runtime::Context &context,
   if (!module)
     return diagnostics.status(StatusCode::InvalidArgument, "mlir",
                               "the IR does not parse or verify");
-  return compileModule(context, mlirContext, *module, options, CompiledModel());
+  return compileModule(context, mlirContext, *module, options, CompiledModel(),
+                       index.key);
 }
 
-Status writeModelBundle(const CompiledModel &model,
+Status writeModelBundle(const CompiledModel &tiered,
                         const std::string &directory) {
   namespace fu = file_util;
+  // The bundle holds the final kernels: the optimised tier where there is
+  // one (waiting for it).
+  CompiledModel model = tiered;
+  for (CompiledKernel &kernel : model.kernels) {
+    if (!kernel.optimised)
+      continue;
+    auto set = kernel.optimised->wait();
+    if (!set)
+      return set.status();
+    kernel.set = *set;
+    kernel.source = kernel.optimised_source;
+    kernel.schedule = kernel.optimised_schedule;
+    kernel.kernel_ir = kernel.optimised_kernel_ir;
+    kernel.optimised.reset();
+  }
   for (const CompiledKernel &kernel : model.kernels) {
     if (!kernel.set)
       return Status(StatusCode::InvalidArgument, kernel.name,

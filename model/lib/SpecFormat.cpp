@@ -97,7 +97,7 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
                      "qk_norm_scope", "qk_norm_bias", "norm_eps",
                      "norm_before_rope", "rope", "sliding_window", "sinks",
                      "softmax_scale", "logit_softcap", "value_scale",
-                     "query_temperature"});
+                     "attention_chunk", "query_temperature"});
   if (r_.failed())
     return std::nullopt;
   LayerKind kind;
@@ -219,7 +219,7 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
     return std::nullopt;
   }
   if (kind.qk_norm_scope == NormScope::HeadWeights &&
-      (kind.qk_norm == NormStyle::Unweighted)) {
+      kind.qk_norm == NormStyle::Unweighted) {
     r_.fail(node.at("qk_norm_scope"),
             "\"head_weights\" needs a weighted norm (qk_norm is "
             "\"unweighted\")");
@@ -247,6 +247,19 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
 
   kind.sliding_window =
       r_.optInt(node, "sliding_window", 0, kMaxPositions).value_or(0);
+  kind.attention_chunk =
+      r_.optInt(node, "attention_chunk", 0, kMaxPositions).value_or(0);
+  Node temperature = r_.optObject(node, "query_temperature");
+  if (r_.failed())
+    return std::nullopt;
+  if (temperature.value) {
+    r_.onlyKeys(temperature, {"floor_scale", "scale"});
+    kind.query_temperature.floor_scale =
+        r_.positive(temperature, "floor_scale", 8192.0);
+    kind.query_temperature.scale = r_.nonNegative(temperature, "scale", 0.1);
+    if (r_.failed())
+      return std::nullopt;
+  }
   kind.sinks = r_.optBool(node, "sinks").value_or(false);
   // 0 keeps the header's meaning "default 1/sqrt(Dqk)"; absent writes the
   // effective value so the imported config is explicit.
@@ -255,20 +268,6 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
                      1.0 / std::sqrt(static_cast<double>(heads.qk_head_dim)));
   kind.logit_softcap = r_.nonNegative(node, "logit_softcap", 0.0);
   kind.value_scale = r_.positive(node, "value_scale", 1.0);
-  Node temperature = r_.optObject(node, "query_temperature");
-  if (r_.failed())
-    return std::nullopt;
-  if (temperature.value) {
-    // Llama 4: q *= log(floor((pos + 1) / floor_scale) + 1) * scale + 1.
-    r_.onlyKeys(temperature, {"floor_scale", "scale"});
-    if (!temperature.has("floor_scale") && !r_.failed())
-      r_.fail(temperature.at("floor_scale"), "required field is missing");
-    kind.query_temperature.floor_scale =
-        r_.positive(temperature, "floor_scale", 0.0);
-    kind.query_temperature.scale = r_.positive(temperature, "scale", 0.0);
-    if (!temperature.has("scale") && !r_.failed())
-      r_.fail(temperature.at("scale"), "required field is missing");
-  }
   if (r_.failed())
     return std::nullopt;
   return kind;
@@ -352,46 +351,46 @@ RopeConfig SpecImporter::readRope(const Node &node, int64_t qk_head_dim) {
   s.mscale_all_dim = r_.nonNegative(scaling, "mscale_all_dim", 0.0);
   s.truncate = r_.optBool(scaling, "truncate").value_or(true);
   s.attention_factor = r_.nonNegative(scaling, "attention_factor", 0.0);
-  if (r_.failed())
-    return rope;
-  // longrope's divisors: rotary_dim / 2 positive values each, required for
-  // longrope and meaningless (so refused) for any other kind.
-  for (const char *key : {"short_factor", "long_factor"}) {
-    const json *list = r_.optArray(scaling, key);
+  // longrope's divisors: rotary_dim / 2 positive numbers each.
+  for (auto [key, list] : {std::pair<const char *, std::vector<double> *>{
+                               "short_factor", &s.short_factor},
+                           {"long_factor", &s.long_factor}}) {
+    const json *values = r_.optArray(scaling, key);
     if (r_.failed())
       return rope;
-    const std::string path = scaling.at(key);
-    if (!list) {
-      if (s.kind == RopeScalingKind::LongRope)
-        r_.fail(path, "required for rope scaling longrope");
+    if (!values)
+      continue;
+    for (std::size_t i = 0; i < values->size(); ++i) {
+      std::string path = scaling.at(key) + "[" + std::to_string(i) + "]";
+      std::optional<double> value = r_.asNumber((*values)[i], path);
       if (r_.failed())
         return rope;
-      continue;
-    }
-    if (s.kind != RopeScalingKind::LongRope) {
-      r_.fail(path, "only with kind \"longrope\" (got " + inQuotes(kind) + ")");
-      return rope;
-    }
-    if (static_cast<int64_t>(list->size()) != rope.rotary_dim / 2) {
-      r_.fail(path, "must have rotary_dim / 2 = " +
-                        std::to_string(rope.rotary_dim / 2) +
-                        " entries (got " + std::to_string(list->size()) + ")");
-      return rope;
-    }
-    std::vector<double> &values =
-        std::string(key) == "short_factor" ? s.short_factor : s.long_factor;
-    for (std::size_t i = 0; i < list->size(); ++i) {
-      std::optional<double> v = r_.asNumber((*list)[i], indexPath(path, i));
-      if (!v)
-        return rope;
-      if (!(*v > 0)) {
-        r_.fail(indexPath(path, i),
-                "must be > 0 (got " + formatNumber(*v) + ")");
+      if (!(*value > 0)) {
+        r_.fail(path, "must be > 0 (got " + formatNumber(*value) + ")");
         return rope;
       }
-      values.push_back(*v);
+      list->push_back(*value);
     }
   }
+  if (r_.failed())
+    return rope;
+  bool longrope = s.kind == RopeScalingKind::LongRope;
+  const std::size_t half = static_cast<std::size_t>(rope.rotary_dim / 2);
+  for (auto [key, list] : {std::pair<const char *, const std::vector<double> *>{
+                               "short_factor", &s.short_factor},
+                           {"long_factor", &s.long_factor}}) {
+    if (!longrope && !list->empty())
+      r_.fail(scaling.at(key), "only allowed with kind \"longrope\"");
+    else if (longrope && list->size() != half)
+      r_.fail(scaling.at(key),
+              "longrope needs rotary_dim / 2 = " + std::to_string(half) +
+                  " values (got " + std::to_string(list->size()) + ")");
+  }
+  if (s.attention_factor != 0 && s.kind != RopeScalingKind::Yarn && !longrope)
+    r_.fail(scaling.at("attention_factor"),
+            "only allowed with kind \"yarn\" or \"longrope\"");
+  if (r_.failed())
+    return rope;
   if (s.kind == RopeScalingKind::Llama3 &&
       !(s.high_freq_factor > s.low_freq_factor))
     r_.fail(scaling.at("high_freq_factor"),
@@ -399,8 +398,8 @@ RopeConfig SpecImporter::readRope(const Node &node, int64_t qk_head_dim) {
                 " <= " + formatNumber(s.low_freq_factor) + ")");
   else if ((s.kind == RopeScalingKind::Llama3 ||
             s.kind == RopeScalingKind::Yarn ||
-            s.kind == RopeScalingKind::DynamicNtk ||
-            s.kind == RopeScalingKind::LongRope) &&
+            s.kind == RopeScalingKind::LongRope ||
+            s.kind == RopeScalingKind::DynamicNtk) &&
            s.original_max_position < 1)
     r_.fail(scaling.at("original_max_position"),
             std::string("required for rope scaling ") + kind +
@@ -488,8 +487,8 @@ std::string toSpecJson(const ModelConfig &config) {
     k["v_head_dim"] = kind.heads.v_head_dim;
     k["gate"] = gateLayoutName(kind.heads.gate);
     k["qk_norm"] = normStyleName(kind.qk_norm);
-    // The fields issue 18 added are written only when they differ from their
-    // defaults, so earlier specs stay byte for byte as they were.
+    // Written only when they differ from their defaults, so earlier specs
+    // stay byte for byte as they were.
     if (kind.qk_norm_scope != NormScope::Head)
       k["qk_norm_scope"] = normScopeName(kind.qk_norm_scope);
     if (kind.qk_norm_bias)
@@ -509,6 +508,7 @@ std::string toSpecJson(const ModelConfig &config) {
     scaling["mscale"] = s.mscale;
     scaling["mscale_all_dim"] = s.mscale_all_dim;
     scaling["truncate"] = s.truncate;
+    // Written only where set, so specs of other kinds read as before.
     if (!s.short_factor.empty())
       scaling["short_factor"] = s.short_factor;
     if (!s.long_factor.empty())
@@ -527,12 +527,12 @@ std::string toSpecJson(const ModelConfig &config) {
     k["softmax_scale"] = kind.softmax_scale;
     k["logit_softcap"] = kind.logit_softcap;
     k["value_scale"] = kind.value_scale;
-    if (kind.query_temperature.floor_scale != 0) {
-      ordered_json t;
-      t["floor_scale"] = kind.query_temperature.floor_scale;
-      t["scale"] = kind.query_temperature.scale;
-      k["query_temperature"] = std::move(t);
-    }
+    // Written only where set: most models have no chunked attention.
+    if (kind.attention_chunk != 0)
+      k["attention_chunk"] = kind.attention_chunk;
+    if (kind.query_temperature.floor_scale > 0)
+      k["query_temperature"] = {{"floor_scale", kind.query_temperature.floor_scale},
+                                {"scale", kind.query_temperature.scale}};
     kinds.push_back(std::move(k));
   }
   spec["layer_kinds"] = std::move(kinds);

@@ -12,6 +12,7 @@ std::vector<PipelineStage> attncPipelineStages(const PipelineOptions &options) {
   AttnSpecializeOptions specialize;
   specialize.arch = options.arch;
   specialize.numSms = options.num_sms;
+  specialize.baseline = options.baseline;
   return {
       {"attn-canonicalize", [] { return createAttnCanonicalize(); }},
       {"attn-fuse-preprocess", [] { return createAttnFusePreprocess(); }},
@@ -37,6 +38,10 @@ struct PipelineCommandLineOptions
   Option<int64_t> numSms{*this, "num-sms",
                          llvm::cl::desc("SMs to fill (0: the arch's flagship)"),
                          llvm::cl::init(0)};
+  Option<bool> baseline{*this, "baseline",
+                        llvm::cl::desc("The tiered JIT's baseline: mma.sync "
+                                       "attention where wgmma would be taken"),
+                        llvm::cl::init(false)};
 };
 } // namespace
 
@@ -50,6 +55,7 @@ void registerAttncPipeline() {
         PipelineOptions options;
         options.arch = cl.arch;
         options.num_sms = cl.numSms;
+        options.baseline = cl.baseline;
         buildAttncPipeline(pm, options);
       });
 }

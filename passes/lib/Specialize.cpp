@@ -90,6 +90,10 @@
 //    (the Q tile, two K tiles and a V tile in 128-byte swizzled rows: 113 KB
 //    at 192/128) still fit an SM; the tile shape is the same (block_m 128,
 //    block_n 64, one warpgroup: two m64 row blocks). Else "mma.sync".
+//    With the `baseline` option (the tiered JIT's first tier) the schedule
+//    keeps "mma.sync" where it would take "wgmma": the same tiles, grid,
+//    split-KV rule and workspace, only the shared memory differs, and
+//    NVRTC compiles it in a fraction of the wgmma form's time.
 //  - Split-KV: target_ctas = 2 * SMs (two blocks per SM: one wave where two
 //    fit, and a second wave that evens out unequal splits of a varlen batch
 //    where they do not); split_kv_min_keys = 256 (4 tiles of 64 keys: enough
@@ -312,7 +316,8 @@ struct Tile {
 };
 
 FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
-                                                 const Target &target) {
+                                                 const Target &target,
+                                                 bool baseline) {
   auto query = cast<RankedTensorType>(op.getQuery().getType());
   auto kCache = cast<RankedTensorType>(op.getKCache().getType());
   auto vCache = cast<RankedTensorType>(op.getVCache().getType());
@@ -386,7 +391,7 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
 
   // wgmma for the tiles of more than 16 rows where the arch has it, the
   // shape suits it, and kCtasPerSm blocks of its tile still fit an SM.
-  bool wgmma = chosen == &tensorTile &&
+  bool wgmma = !baseline && chosen == &tensorTile &&
                takesWgmmaForm(arch.wgmma, qkPadded, vPadded, sixteenBit,
                               cacheElement == activation) &&
                kCtasPerSm * (sharedBytes(tensorTile, true) + kBlockReserved) <=
@@ -445,7 +450,7 @@ struct Specialize : attnc::impl::AttnSpecializeBase<Specialize> {
               })
               .Case([&](PagedAttentionOp attention) {
                 FailureOr<AttentionScheduleAttr> s =
-                    chooseAttention(attention, *target);
+                    chooseAttention(attention, *target, baseline);
                 if (succeeded(s))
                   attention.setScheduleAttr(*s);
                 return LogicalResult(s);

@@ -66,6 +66,7 @@ class ModelOptions(ctypes.Structure):
         ("block_size", c_int64),
         ("dtype", c_char_p),
         ("kv_dtype", c_char_p),
+        ("tiering", ctypes.c_int32),
     ]
 
 
@@ -142,6 +143,8 @@ _SIGNATURES = {
     "attnc_model_kernel_layer": (c_char_p, [_P, c_size_t]),
     "attnc_model_kernel_source": (c_char_p, [_P, c_size_t]),
     "attnc_model_kernel_set": (_P, [_P, c_size_t]),
+    "attnc_model_wait_optimised": (_STATUS, [_P]),
+    "attnc_kernel_set_tier": (c_int, [_P]),
 }
 
 

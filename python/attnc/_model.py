@@ -82,6 +82,10 @@ class Context:
         lib.check(lib.attnc_context_create(ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle.value
         self.archs = tuple(archs or ("sm_90a",))
+        self._disable_cache = bool(disable_cache) or os.environ.get(
+            "ATTNC_DISABLE_CACHE", "") not in ("", "0", "false")
+        # compile()'s memo: (entry, text, options) -> a template Model.
+        self._models: Dict[Any, "Model"] = {}
         self.cache_dir = None if cache_dir is None else Path(cache_dir)
         # Kernel sets keep the context's internals alive (Runtime.h), so the
         # context may go before the models made with it.
@@ -183,6 +187,15 @@ class Kernel:
             })
         return reports
 
+    @property
+    def tier(self) -> str:
+        """``"baseline"`` while a tiered kernel's launches use its baseline
+        form (its optimised form compiling, or done and waiting for a launch
+        boundary), else ``"optimised"`` (see :func:`attnc.compile`'s
+        ``tiered``)."""
+        tier = self._lib.attnc_kernel_set_tier(ctypes.c_void_p(self._set))
+        return "baseline" if tier == _TIER_BASELINE else "optimised"
+
     def cubin(self, arch: Optional[str] = None) -> bytes:
         """The kernel's cubin for `arch` (default: the first arch)."""
         lib = self._lib
@@ -194,6 +207,11 @@ class Kernel:
                                              ctypes.byref(data), ctypes.byref(size)))
         return ctypes.string_at(data, size.value)
 
+
+#: attnc_kernel_set_tier's ATTNC_KERNEL_TIER_BASELINE.
+_TIER_BASELINE = 1
+#: attnc_tiering_t by the values compile's ``tiered`` takes.
+_TIERING = {True: 1, False: 2, "baseline": 3}
 
 # Argument name -> the model feature it belongs to (for error messages).
 _PREPROCESS_FEATURES = {
@@ -277,6 +295,49 @@ class Model:
         # dtype) -> zero-filled tensor, kept for the model's lifetime.
         self._workspaces: Dict[Tuple[Any, ...], Any] = {}
         self._workspace_lock = threading.Lock()
+
+    def _sharing(self, handle: Optional[int]) -> "Model":
+        """A Model over this one's kernels (the same C kernel sets) with its
+        own mutable state. `handle`: the new Model's attnc_model_t (a C memo
+        hit for the same input), destroyed with it; None: no handle of its
+        own (the memo's template, which keeps this Model alive)."""
+        clone = Model.__new__(Model)
+        clone.__dict__.update(self.__dict__)
+        clone.__dict__.pop("_torch_op_bindings", None)
+        clone._plans = dict(self._plans)
+        clone._workspaces = {}
+        clone._workspace_lock = threading.Lock()
+        if handle is None:
+            clone._template_of = self
+        else:
+            clone.__dict__.pop("_template_of", None)
+            clone._handle = handle
+            clone._finalizer = weakref.finalize(clone, self._lib.attnc_model_destroy,
+                                                ctypes.c_void_p(handle))
+            clone._finalizer.atexit = False
+        return clone
+
+    # ---- tiers ----
+
+    def wait_optimised(self) -> "Model":
+        """Blocks until every kernel's optimised tier has compiled (at once
+        when the model has none: compiled with ``tiered=False``, from the
+        cache, or no kernel with two forms). The kernels take it at their
+        next launch boundary: a checked launch on a stream that is not
+        capturing, or a new launch plan. Plans made before keep their
+        kernel, so call this before making the plans a CUDA graph captures.
+
+        Raises:
+            CompileError: an optimised kernel failed to compile (its kernel
+                stays on the baseline).
+        """
+        self._lib.check(self._lib.attnc_model_wait_optimised(ctypes.c_void_p(self._handle)))
+        return self
+
+    @property
+    def tiers(self) -> Dict[str, str]:
+        """Kernel name -> the tier its launches use now (:attr:`Kernel.tier`)."""
+        return {kernel.name: kernel.tier for kernel in self.kernels}
 
     # ---- metadata ----
 
@@ -397,7 +458,8 @@ class Model:
                 ``x / scale``).
             q_out: ``[num_tokens, num_q_heads, qk_head_dim]``; allocated with
                 torch if not given.
-            gate_out: ``[num_tokens, num_q_heads, v_head_dim]``, only for models
+            gate_out: ``[num_tokens, num_q_heads, v_head_dim]`` (``[..., 1]`` for a
+                head_scalar gate, one value per head), only for models
                 with an output gate; allocated if not given.
             stream: ``None`` (torch's current stream, or the legacy default
                 stream without torch), an int ``CUstream``, a
@@ -463,7 +525,7 @@ class Model:
                 model has attention sinks.
             k_scale, v_scale: float32 scalar tensors; required iff the cache is
                 fp8.
-            gate: ``[num_tokens, num_q_heads, v_head_dim]`` (preprocess's
+            gate: ``[num_tokens, num_q_heads, v_head_dim]`` or ``[..., 1]`` (preprocess's
                 gate_out); required iff the model has an output gate.
             out: ``[num_tokens, num_q_heads, v_head_dim]``; allocated with torch
                 if not given.
@@ -685,6 +747,7 @@ def _check_int(option: str, value: Any, minimum: int) -> int:
 
 def compile(config: Any, *, arch: str = "sm_90a", tp: int = 1, rank: int = 0,
             block_size: int = 16, dtype: Any = None, kv_dtype: Any = None,
+            tiered: Union[bool, str] = False,
             cache_dir: Optional[PathLike] = None,
             context: Optional[Context] = None) -> Model:
     """Compiles a model's attention layers into kernels.
@@ -702,6 +765,18 @@ def compile(config: Any, *, arch: str = "sm_90a", tp: int = 1, rank: int = 0,
             ``None``: the config's.
         kv_dtype: KV-cache dtype, ``"bf16"`` | ``"fp16"`` | ``"fp8"`` (e4m3,
             or ``torch.float8_e4m3fn``); ``None``: the activation dtype.
+        tiered: tiered compilation (``attnc-c/Compiler.h``). ``False`` (the
+            default): the compile waits for the optimised kernels, so what
+            runs, is checked and is captured never depends on what the cache
+            held. ``True``: an attention kernel whose optimised form takes long to
+            compile (wgmma on sm_90a) starts in a baseline form that compiles
+            in a fraction of the time, and swaps to the optimised one at a
+            launch boundary once it has compiled in the background (never
+            while the launch stream captures a CUDA graph; launch plans keep
+            the kernel they were made with -- call
+            :meth:`Model.wait_optimised` before making the plans a graph
+            captures): the first launch within a second of a cold start.
+            ``"baseline"``: the baseline kernels only (tests, benchmarks).
         cache_dir: disk cache root (``None``: ``$ATTNC_CACHE_DIR``, else
             ``$XDG_CACHE_HOME/attnc``).
         context: a :class:`Context` to compile in (then ``cache_dir`` must be
@@ -709,6 +784,11 @@ def compile(config: Any, *, arch: str = "sm_90a", tp: int = 1, rank: int = 0,
 
     Returns:
         The :class:`Model`.
+
+    The same configuration text and options compiled again in one context
+    return a new :class:`Model` over the same kernels without compiling
+    (unless the context's cache is disabled); a new process finds the kernels through the disk
+    cache's model index without running the compiler.
 
     Raises:
         ConfigError: the configuration or an option was rejected (the message
@@ -718,11 +798,14 @@ def compile(config: Any, *, arch: str = "sm_90a", tp: int = 1, rank: int = 0,
         LibraryNotFoundError: libattnc.so was not found.
     """
     text = config_to_json(config)
+    if not isinstance(tiered, (bool, str)) or tiered not in _TIERING:
+        raise ConfigError(f"tiered: must be True, False or \"baseline\", got {tiered!r}")
     options_values = dict(
         arch=str(arch), tp=_check_int("tp", tp, 1), rank=_check_int("rank", rank, 0),
         block_size=_check_int("block_size", block_size, 1),
         dtype=_normalize_dtype("dtype", dtype, _DTYPES),
-        kv_dtype=_normalize_dtype("kv_dtype", kv_dtype, _KV_DTYPES))
+        kv_dtype=_normalize_dtype("kv_dtype", kv_dtype, _KV_DTYPES),
+        tiering=_TIERING[tiered])
     context = _pick_context(context, cache_dir, options_values["arch"])
     return _compile_in(context, "attnc_model_compile_config", text, options_values)
 
@@ -751,6 +834,15 @@ def _compile_in(context: Context, entry: str, text: str,
     """Calls the C API's `entry` (attnc_model_compile_config or _ir) on
     `text` with the library's default options, `options_values` set over
     them (str values as bytes, alive until the call returns)."""
+    # The context's memo: the same input again gets a new Model over the
+    # same kernels (the C API's memo answers the call without compiling, and
+    # the manifest is not parsed again); each Model keeps its own mutable
+    # state (workspaces, plans).
+    memo_key = None
+    template = None
+    if not context._disable_cache:
+        memo_key = (entry, text, tuple(sorted(options_values.items())))
+        template = context._models.get(memo_key)
     lib = context._lib
     options = ModelOptions()
     lib.attnc_model_options_initialize(ctypes.byref(options))
@@ -762,7 +854,12 @@ def _compile_in(context: Context, entry: str, text: str,
         ctypes.c_void_p(context.handle), text.encode("utf-8"), ctypes.byref(options),
         ctypes.byref(handle))
     lib.check(status, config=True)
-    return Model(handle.value, context)
+    if template is not None:
+        return template._sharing(handle.value)
+    model = Model(handle.value, context)
+    if memo_key is not None:
+        context._models.setdefault(memo_key, model._sharing(None))
+    return model
 
 
 def load(directory: PathLike, *, cache_dir: Optional[PathLike] = None,

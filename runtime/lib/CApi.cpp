@@ -12,6 +12,9 @@
 #include "attnc/Runtime/Context.h"
 #include "attnc/Runtime/KernelAbi.h"
 
+#include "attnc/Runtime/Driver.h"
+
+#include <cstdio>
 #include <exception>
 #include <memory>
 #include <string>
@@ -57,21 +60,106 @@ attnc_status_t checkArgs(std::initializer_list<NamedArg> args) {
   return ATTNC_STATUS_OK;
 }
 
+namespace {
+std::unique_ptr<attnc_kernel_tier_s> makeTier(Context &context,
+                                              const KernelSet &set,
+                                              const KernelAbi &abi) {
+  auto tier = std::make_unique<attnc_kernel_tier_s>();
+  tier->abi = &abi;
+  tier->abi_json = kernelAbiToJson(abi);
+  tier->launcher = std::make_unique<KernelLauncher>(context, set, abi);
+  return tier;
+}
+} // namespace
+
 attnc_kernel_set_t wrap(const std::shared_ptr<Context> &context,
                         std::shared_ptr<const KernelSet> set) {
   auto handle = std::make_unique<attnc_kernel_set_s>();
   handle->context = context;
   handle->set = std::move(set);
+  handle->current.store(handle->set.get(), std::memory_order_release);
   for (const KernelAbi &abi : handle->set->kernels()) {
     auto kernel = std::make_unique<attnc_kernel_s>();
     kernel->set = handle.get();
-    kernel->abi = &abi;
-    kernel->abi_json = kernelAbiToJson(abi);
-    kernel->launcher =
-        std::make_unique<KernelLauncher>(*handle->context, *handle->set, abi);
+    kernel->tiers.push_back(makeTier(*handle->context, *handle->set, abi));
+    kernel->active.store(kernel->tiers.back().get(), std::memory_order_release);
     handle->kernels.push_back(std::move(kernel));
   }
   return handle.release();
+}
+
+attnc_kernel_set_t wrapTiered(const std::shared_ptr<Context> &context,
+                              std::shared_ptr<const KernelSet> baseline,
+                              std::shared_ptr<PendingKernelSet> upgrade) {
+  attnc_kernel_set_t handle = wrap(context, std::move(baseline));
+  handle->upgrade = std::move(upgrade);
+  handle->upgrade_open.store(handle->upgrade != nullptr,
+                             std::memory_order_release);
+  return handle;
+}
+
+void upgradeSlow(attnc_kernel_set_s *set, void *stream, bool has_stream) {
+  std::lock_guard<std::mutex> lock(set->upgrade_mutex);
+  if (!set->upgrade_open.load(std::memory_order_relaxed))
+    return;
+  auto warn = [&](const std::string &message) {
+    if (set->context->options().warning)
+      set->context->options().warning(message);
+    else
+      std::fprintf(stderr, "attnc: warning: %s\n", message.c_str());
+  };
+  std::string name;
+  for (const KernelAbi &abi : set->set->kernels())
+    name += (name.empty() ? "" : ", ") + abi.name;
+  PendingKernelSet::SetResult optimised = set->upgrade->result();
+  if (!optimised) {
+    warn("the optimised tier of kernels " + name +
+         " failed to compile; the baseline tier stays: " +
+         optimised.status().message());
+    set->upgrade_open.store(false, std::memory_order_relaxed);
+    return;
+  }
+  if (has_stream) {
+    // Never inside a capture: a captured graph keeps the function it
+    // recorded, and a module load in the middle of one is not allowed.
+    auto driver = CudaDriver::get(set->context->options().cuda_driver_library);
+    if (!driver)
+      return; // nothing can launch either; the next boundary tries again
+    auto capturing =
+        (*driver)->isCapturing(static_cast<CUstream>(stream));
+    if (!capturing || *capturing)
+      return;
+  }
+  // Every kernel of the baseline set must be in the optimised one, with the
+  // same parameters (the tiers differ in schedule, not in what a launch
+  // passes); otherwise the baseline stays.
+  std::vector<const KernelAbi *> abis;
+  for (const auto &kernel : set->kernels) {
+    const KernelAbi &old_abi = *kernel->tiers.front()->abi;
+    const KernelAbi *abi = (*optimised)->findKernel(old_abi.name);
+    bool same = abi && abi->params.size() == old_abi.params.size() &&
+                abi->launch_scalars.size() == old_abi.launch_scalars.size();
+    for (size_t i = 0; same && i < abi->params.size(); ++i)
+      same = abi->params[i].name == old_abi.params[i].name &&
+             abi->params[i].kind == old_abi.params[i].kind;
+    if (!same) {
+      warn("the optimised tier of kernel '" + old_abi.name +
+           "' does not have the baseline's parameters; the baseline tier "
+           "stays");
+      set->upgrade_open.store(false, std::memory_order_relaxed);
+      return;
+    }
+    abis.push_back(abi);
+  }
+  set->optimised = *optimised;
+  for (size_t i = 0; i < set->kernels.size(); ++i) {
+    attnc_kernel_s &kernel = *set->kernels[i];
+    kernel.tiers.push_back(
+        makeTier(*set->context, *set->optimised, *abis[i]));
+    kernel.active.store(kernel.tiers.back().get(), std::memory_order_release);
+  }
+  set->current.store(set->optimised.get(), std::memory_order_release);
+  set->upgrade_open.store(false, std::memory_order_release);
 }
 
 } // namespace attnc::runtime::capi
@@ -109,12 +197,12 @@ attnc_status_t deliver(attnc_context_t context,
 }
 
 const KernelBinary *binaryFor(attnc_kernel_set_t set, const char *arch) {
-  return arch ? set->set->binaryForArch(arch) : nullptr;
+  return arch ? set->currentSet().binaryForArch(arch) : nullptr;
 }
 
 attnc_status_t noSuchArch(attnc_kernel_set_t set, const char *arch) {
   std::string archs;
-  for (const KernelBinary &binary : set->set->binaries())
+  for (const KernelBinary &binary : set->currentSet().binaries())
     archs += (archs.empty() ? "" : ", ") + binary.arch;
   return fail(Status(StatusCode::NotFound, "arch",
                      "no binary for '" + std::string(arch ? arch : "(null)") +
@@ -174,7 +262,9 @@ attnc_status_t attnc_context_create(const attnc_context_options_t *options,
     auto context = Context::create(std::move(cpp));
     if (!context)
       return fail(context.status());
-    *out_context = new attnc_context_s{std::move(*context)};
+    auto handle = std::make_unique<attnc_context_s>();
+    handle->context = std::move(*context);
+    *out_context = handle.release();
     return ATTNC_STATUS_OK;
   });
 }
@@ -264,7 +354,7 @@ attnc_status_t attnc_kernel_set_write_bundle(attnc_kernel_set_t set,
   return guarded([&]() -> attnc_status_t {
     if (attnc_status_t s = checkArgs({{"set", set}, {"directory", directory}}))
       return s;
-    if (Status s = set->set->writeBundle(directory); !s)
+    if (Status s = set->currentSet().writeBundle(directory); !s)
       return fail(s);
     return ATTNC_STATUS_OK;
   });
@@ -299,7 +389,7 @@ attnc_status_t attnc_kernel_set_find_kernel(attnc_kernel_set_t set,
             checkArgs(out_kernel, "out_kernel", {{"set", set}, {"name", name}}))
       return s;
     for (const auto &kernel : set->kernels)
-      if (kernel->abi->name == name) {
+      if (kernel->tier().abi->name == name) {
         *out_kernel = kernel.get();
         return ATTNC_STATUS_OK;
       }
@@ -309,29 +399,37 @@ attnc_status_t attnc_kernel_set_find_kernel(attnc_kernel_set_t set,
 }
 
 const char *attnc_kernel_name(attnc_kernel_t kernel) {
-  return kernel ? kernel->abi->name.c_str() : "";
+  return kernel ? kernel->tier().abi->name.c_str() : "";
 }
 
 const char *attnc_kernel_abi_json(attnc_kernel_t kernel) {
-  return kernel ? kernel->abi_json.c_str() : "";
+  return kernel ? kernel->tier().abi_json.c_str() : "";
 }
 
 size_t attnc_kernel_param_count(attnc_kernel_t kernel) {
-  return kernel ? kernel->abi->params.size() : 0;
+  return kernel ? kernel->tier().abi->params.size() : 0;
 }
 
 size_t attnc_kernel_launch_scalar_count(attnc_kernel_t kernel) {
-  return kernel ? kernel->abi->launch_scalars.size() : 0;
+  return kernel ? kernel->tier().abi->launch_scalars.size() : 0;
+}
+
+attnc_kernel_tier_t attnc_kernel_set_tier(attnc_kernel_set_t set) {
+  if (!set)
+    return ATTNC_KERNEL_TIER_OPTIMISED;
+  return set->upgrade && &set->currentSet() == set->set.get()
+             ? ATTNC_KERNEL_TIER_BASELINE
+             : ATTNC_KERNEL_TIER_OPTIMISED;
 }
 
 size_t attnc_kernel_set_arch_count(attnc_kernel_set_t set) {
-  return set ? set->set->binaries().size() : 0;
+  return set ? set->currentSet().binaries().size() : 0;
 }
 
 const char *attnc_kernel_set_arch(attnc_kernel_set_t set, size_t index) {
-  if (!set || index >= set->set->binaries().size())
+  if (!set || index >= set->currentSet().binaries().size())
     return nullptr;
-  return set->set->binaries()[index].arch.c_str();
+  return set->currentSet().binaries()[index].arch.c_str();
 }
 
 attnc_status_t attnc_kernel_set_cubin(attnc_kernel_set_t set, const char *arch,
@@ -371,7 +469,7 @@ attnc_status_t attnc_kernel_set_build_report(attnc_kernel_set_t set,
   return guarded([&]() -> attnc_status_t {
     if (attnc_status_t s = checkArgs(out_report, "out_report", {{"set", set}}))
       return s;
-    const auto &binaries = set->set->binaries();
+    const auto &binaries = set->currentSet().binaries();
     if (arch_index >= binaries.size())
       return fail(Status(StatusCode::NotFound, "arch_index",
                          std::to_string(arch_index) + " is past the " +
@@ -396,7 +494,8 @@ attnc_status_t attnc_kernel_launch(attnc_kernel_t kernel, void *stream,
   return guarded([&]() -> attnc_status_t {
     if (!kernel)
       return invalid("kernel", "NULL");
-    Status s = kernel->launcher->launch(stream, args, num_args, launch_scalars,
+    takeUpgrade(kernel->set, stream, true);
+    Status s = kernel->tier().launcher->launch(stream, args, num_args, launch_scalars,
                                         num_launch_scalars);
     return s ? ATTNC_STATUS_OK : fail(s);
   });
@@ -412,12 +511,12 @@ attnc_status_t attnc_kernel_set_launch(attnc_kernel_set_t set,
             checkArgs({{"set", set}, {"kernel_name", kernel_name}}))
       return s;
     for (const auto &kernel : set->kernels)
-      if (kernel->abi->name == kernel_name)
+      if (kernel->tier().abi->name == kernel_name)
         return attnc_kernel_launch(kernel.get(), stream, args, num_args,
                                    launch_scalars, num_launch_scalars);
     std::string names;
     for (const auto &kernel : set->kernels)
-      names += (names.empty() ? "" : ", ") + kernel->abi->name;
+      names += (names.empty() ? "" : ", ") + kernel->tier().abi->name;
     return fail(Status(StatusCode::NotFound, "kernel",
                        "no kernel '" + std::string(kernel_name) +
                            "' in this set (it has " + names + ")"));

@@ -53,7 +53,8 @@ attnc_status_t attnc_kernel_prepare(attnc_kernel_t kernel) {
   return guarded([&]() -> attnc_status_t {
     if (!kernel)
       return invalid("kernel", "NULL");
-    auto plan = kernel->launcher->currentPlan();
+    takeUpgrade(kernel->set, nullptr, false);
+    auto plan = kernel->tier().launcher->currentPlan();
     return plan ? ATTNC_STATUS_OK : fail(plan.status());
   });
 }
@@ -64,7 +65,8 @@ attnc_status_t attnc_launch_plan_create(attnc_kernel_t kernel,
     if (attnc_status_t s =
             checkArgs(out_plan, "out_plan", {{"kernel", kernel}}))
       return s;
-    auto plan = kernel->launcher->currentPlan();
+    takeUpgrade(kernel->set, nullptr, false);
+    auto plan = kernel->tier().launcher->currentPlan();
     if (!plan)
       return fail(plan.status());
     *out_plan = new attnc_launch_plan_s{**plan};
@@ -96,7 +98,7 @@ attnc_status_t attnc_kernel_check_tensors(
   return guarded([&]() -> attnc_status_t {
     if (!kernel)
       return invalid("kernel", "NULL");
-    Status s = kernel->launcher->checker().check(
+    Status s = kernel->tier().launcher->checker().check(
         reinterpret_cast<const TensorView *>(tensors), num_tensors,
         reinterpret_cast<const SymbolValue *>(symbols), num_symbols,
         out_params, num_params, out_launch_scalars, num_launch_scalars);
@@ -112,7 +114,8 @@ attnc_status_t attnc_kernel_launch_checked(attnc_kernel_t kernel, void *stream,
   return guarded([&]() -> attnc_status_t {
     if (!kernel)
       return invalid("kernel", "NULL");
-    Status s = kernel->launcher->launchChecked(
+    takeUpgrade(kernel->set, stream, true);
+    Status s = kernel->tier().launcher->launchChecked(
         stream, reinterpret_cast<const TensorView *>(tensors), num_tensors,
         reinterpret_cast<const SymbolValue *>(symbols), num_symbols);
     return s ? ATTNC_STATUS_OK : fail(s);

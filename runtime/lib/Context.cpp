@@ -59,18 +59,76 @@ Context::compile(const std::string &source, const std::string &abi_json,
   return compile(source, std::move(*kernels), options);
 }
 
-Result<std::shared_ptr<const KernelSet>>
-Context::compile(const std::string &source, std::vector<KernelAbi> kernels,
-                 const SourceOptions &options) {
-  auto nvrtc = compiler();
-  if (!nvrtc)
-    return nvrtc.status();
+namespace {
+KernelBinary binaryOf(const std::string &arch, const CacheLookup &lookup) {
+  KernelBinary binary;
+  binary.arch = arch;
+  binary.cubin = lookup.binary->cubin;
+  binary.ptx = lookup.binary->ptx;
+  binary.nvrtc_version = lookup.binary->nvrtc_version;
+  binary.key = lookup.binary->key;
+  binary.report = lookup.report;
+  return binary;
+}
+} // namespace
+
+CompileRequest Context::request(const std::string &source,
+                                const SourceOptions &options) const {
   CompileRequest request;
   request.source = source;
   if (!options.source_name.empty())
     request.source_name = options.source_name;
   request.headers = options.headers;
   request.extra_options = options.extra_options;
+  return request;
+}
+
+Result<std::shared_ptr<const KernelSet>>
+Context::findCompiled(const std::string &source, std::vector<KernelAbi> kernels,
+                      const SourceOptions &options) {
+  auto nvrtc = compiler();
+  if (!nvrtc)
+    return nvrtc.status();
+  CompileRequest request = this->request(source, options);
+  std::vector<KernelBinary> binaries;
+  for (const std::string &arch :
+       options.archs.empty() ? options_.archs : options.archs) {
+    std::optional<CacheLookup> lookup = cache_->find(**nvrtc, request, arch);
+    if (!lookup)
+      return std::shared_ptr<const KernelSet>();
+    binaries.push_back(binaryOf(arch, *lookup));
+  }
+  auto set = KernelSet::create(std::move(kernels), std::move(binaries));
+  if (!set)
+    return set.status();
+  return std::make_shared<const KernelSet>(std::move(*set));
+}
+
+Result<std::shared_ptr<const KernelSet>>
+Context::setFromCache(std::vector<KernelAbi> kernels,
+                      const std::vector<CachedBinaryRef> &binaries,
+                      const std::string &nvrtc_version) {
+  std::vector<KernelBinary> found;
+  for (const CachedBinaryRef &ref : binaries) {
+    std::optional<CacheLookup> lookup =
+        cache_->findByKey(ref.key, ref.arch, nvrtc_version);
+    if (!lookup)
+      return std::shared_ptr<const KernelSet>();
+    found.push_back(binaryOf(ref.arch, *lookup));
+  }
+  auto set = KernelSet::create(std::move(kernels), std::move(found));
+  if (!set)
+    return set.status();
+  return std::make_shared<const KernelSet>(std::move(*set));
+}
+
+Result<std::shared_ptr<const KernelSet>>
+Context::compile(const std::string &source, std::vector<KernelAbi> kernels,
+                 const SourceOptions &options) {
+  auto nvrtc = compiler();
+  if (!nvrtc)
+    return nvrtc.status();
+  CompileRequest request = this->request(source, options);
   const std::vector<std::string> &archs =
       options.archs.empty() ? options_.archs : options.archs;
 
@@ -79,14 +137,7 @@ Context::compile(const std::string &source, std::vector<KernelAbi> kernels,
     auto lookup = cache_->getOrCompile(**nvrtc, request, arch);
     if (!lookup)
       return lookup.status();
-    KernelBinary binary;
-    binary.arch = arch;
-    binary.cubin = lookup->binary->cubin;
-    binary.ptx = lookup->binary->ptx;
-    binary.nvrtc_version = lookup->binary->nvrtc_version;
-    binary.key = lookup->binary->key;
-    binary.report = lookup->report;
-    binaries.push_back(std::move(binary));
+    binaries.push_back(binaryOf(arch, *lookup));
   }
   auto set = KernelSet::create(std::move(kernels), std::move(binaries));
   if (!set)

@@ -106,6 +106,13 @@ int CudaDriver::currentContextRaw(CUcontext *context) const noexcept {
   return int(symbols_->cuCtxGetCurrent(context));
 }
 
+Result<bool> CudaDriver::isCapturing(CUstream stream) const {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (Status s = ATTNC_CU_CHECK(cuStreamIsCapturing(stream, &status)); !s)
+    return s;
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 Result<int> CudaDriver::currentDevice() const {
   CUdevice device = 0;
   if (Status s = ATTNC_CU_CHECK(cuCtxGetDevice(&device)); !s)

@@ -302,11 +302,11 @@ KernelCache::~KernelCache() {
 
 Status KernelCache::makeDirectories() const {
   // The root may be a link (a ~/.cache on another disk is the user's
-  // choice); kernels/ and locks/ are attnc's and must be real directories,
+  // choice); kernels/, locks/ and models/ are attnc's and must be real directories,
   // so that an entry's path leads nowhere else.
   if (Status s = file_util::makeDirectories(options_.directory); !s)
     return s;
-  for (const char *child : {"/kernels", "/locks"}) {
+  for (const char *child : {"/kernels", "/locks", "/models"}) {
     std::string replaced;
     Status made = makeRealDirectory(options_.directory + child, replaced);
     if (!replaced.empty())
@@ -545,6 +545,130 @@ KernelCache::SharedResult KernelCache::loadOrCompile(
       warn("kernel cache: cannot store entry: " + s.message());
   }
   return std::shared_ptr<const CachedBinary>(std::move(binary));
+}
+
+namespace {
+/// "13.0": digits and one dot, as NvrtcVersion::str() writes it.
+bool isVersionText(const std::string &text) {
+  size_t dot = text.find('.');
+  return dot != std::string::npos && dot > 0 && dot + 1 < text.size() &&
+         text.find_first_not_of("0123456789.") == std::string::npos &&
+         text.find('.', dot + 1) == std::string::npos;
+}
+/// The kind of entry an index entry is stored as (its "arch" field).
+constexpr const char *kIndexEntryArch = "model-index";
+} // namespace
+
+std::optional<CachedBinary>
+KernelCache::readCheckedEntry(const std::string &path, const std::string &key,
+                              const std::string &arch,
+                              const std::string &nvrtc_version) {
+  auto file = file_util::readFile(path, kMaxCacheEntryBytes,
+                                  file_util::Symlinks::Refuse);
+  std::string why;
+  if (!file) {
+    if (file.status().code() == StatusCode::NotFound)
+      return std::nullopt;
+    why = file.status().rule;
+  } else {
+    auto entry = decodeEntry(*file, key, arch, nvrtc_version);
+    if (entry)
+      return std::move(*entry);
+    why = entry.status().rule;
+  }
+  warn("kernel cache: corrupt entry " + path + " (" + why + "); deleted");
+  if (Status removed = file_util::removeTree(path); !removed)
+    warn("kernel cache: cannot delete " + path + ": " + removed.message());
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.corrupt_entries;
+  return std::nullopt;
+}
+
+std::optional<CacheLookup>
+KernelCache::findByKey(const std::string &key, const std::string &arch,
+                       const std::string &nvrtc_version) {
+  auto start = Clock::now();
+  if (options_.disabled || !isKeyDigest(key) || !validateArch(arch) ||
+      !isVersionText(nvrtc_version))
+    return std::nullopt;
+  CacheLookup lookup;
+  lookup.report.arch = arch;
+  lookup.report.key = key;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto hit = memory_.find(key); hit != memory_.end() &&
+                                      hit->second->arch == arch &&
+                                      hit->second->nvrtc_version ==
+                                          nvrtc_version) {
+      ++stats_.memory_hits;
+      lookup.binary = hit->second;
+      lookup.report.outcome = BuildOutcome::MemoryHit;
+      lookup.report.total_ms = millisecondsSince(start);
+      return lookup;
+    }
+  }
+  if (!disk_enabled_)
+    return std::nullopt;
+  // Same name as entryPath, with the version as text.
+  lookup.report.entry_path = options_.directory + "/kernels/" + key + "-" +
+                             arch + "-nvrtc" + nvrtc_version + ".bin";
+  std::optional<CachedBinary> entry = readCheckedEntry(
+      lookup.report.entry_path, key, arch, nvrtc_version);
+  if (!entry)
+    return std::nullopt;
+  auto binary = std::make_shared<const CachedBinary>(std::move(*entry));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.disk_hits;
+    memory_.emplace(key, binary);
+  }
+  lookup.binary = std::move(binary);
+  lookup.report.outcome = BuildOutcome::DiskHit;
+  lookup.report.total_ms = millisecondsSince(start);
+  return lookup;
+}
+
+std::optional<CacheLookup> KernelCache::find(const NvrtcCompiler &compiler,
+                                             const CompileRequest &request,
+                                             const std::string &arch) {
+  if (options_.disabled || !compiler.validate(request, arch))
+    return std::nullopt;
+  return findByKey(computeKey(compiler, request, arch), arch,
+                   compiler.version().str());
+}
+
+std::optional<std::string> KernelCache::readIndexEntry(const std::string &key) {
+  if (!disk_enabled_ || !isKeyDigest(key))
+    return std::nullopt;
+  std::optional<CachedBinary> entry =
+      readCheckedEntry(options_.directory + "/models/" + key + ".idx", key,
+                       kIndexEntryArch, "0.0");
+  if (!entry)
+    return std::nullopt;
+  return std::move(entry->cubin);
+}
+
+void KernelCache::writeIndexEntry(const std::string &key,
+                                  const std::string &payload) {
+  if (!disk_enabled_ || !isKeyDigest(key) || payload.empty())
+    return;
+  CachedBinary entry;
+  entry.arch = kIndexEntryArch;
+  entry.key = key;
+  entry.nvrtc_version = "0.0";
+  entry.cubin = payload;
+  std::string bytes = encodeEntry(entry);
+  if (bytes.size() > kMaxCacheEntryBytes)
+    return;
+  // models/ may have been removed since the cache was made.
+  if (Status made = makeDirectories(); !made) {
+    warn("kernel cache: " + made.message());
+    return;
+  }
+  if (Status s = file_util::writeFileAtomic(
+          options_.directory + "/models/" + key + ".idx", bytes);
+      !s)
+    warn("kernel cache: cannot store a model index entry: " + s.message());
 }
 
 void KernelCache::clearMemory() {

@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <climits>
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <filesystem>
 #include <mutex>
 
@@ -73,7 +75,43 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+/// The libraries NvrtcLibrary::load(path) tries, in order.
+std::vector<std::string> candidateLibraries(const std::string &path) {
+  std::vector<std::string> candidates;
+  if (!path.empty()) {
+    candidates.push_back(path);
+    return candidates;
+  }
+  if (!cudaHome().empty())
+    candidates.push_back(cudaHome() + "/lib64/" + kNvrtcSoname);
+  std::string usual = std::string("/usr/local/cuda/lib64/") + kNvrtcSoname;
+  if (candidates.empty() ||
+      fs::path(candidates[0]).lexically_normal() != fs::path(usual))
+    candidates.push_back(usual);
+  candidates.push_back(kNvrtcSoname); // the loader's search path
+  return candidates;
+}
+
 } // namespace
+
+std::string NvrtcLibrary::identity(const std::string &path) {
+  for (const std::string &candidate : candidateLibraries(path)) {
+    if (candidate.empty() || candidate[0] != '/')
+      return ""; // dlopen would search: only loading says what it finds
+    struct stat info;
+    if (::stat(candidate.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
+      continue; // load() would go on to the next candidate too
+    char real[PATH_MAX];
+    if (!::realpath(candidate.c_str(), real))
+      continue;
+    return std::string(real) + " " + std::to_string(info.st_size) + " " +
+           std::to_string(int64_t(info.st_mtim.tv_sec) * 1000000000 +
+                          info.st_mtim.tv_nsec) +
+           " " + std::to_string(uint64_t(info.st_dev)) + " " +
+           std::to_string(uint64_t(info.st_ino));
+  }
+  return "";
+}
 
 NvrtcLibrary::~NvrtcLibrary() = default;
 
@@ -89,18 +127,7 @@ NvrtcLibrary::load(const std::string &path) {
     return it->second;
 
   auto attempt = [&]() -> Result<std::shared_ptr<const NvrtcLibrary>> {
-    std::vector<std::string> candidates;
-    if (!path.empty()) {
-      candidates.push_back(path);
-    } else {
-      if (!cudaHome().empty())
-        candidates.push_back(cudaHome() + "/lib64/" + kNvrtcSoname);
-      std::string usual = std::string("/usr/local/cuda/lib64/") + kNvrtcSoname;
-      if (candidates.empty() ||
-          fs::path(candidates[0]).lexically_normal() != fs::path(usual))
-        candidates.push_back(usual);
-      candidates.push_back(kNvrtcSoname); // the loader's search path
-    }
+    std::vector<std::string> candidates = candidateLibraries(path);
     std::string reasons;
     void *handle = nullptr;
     std::string opened;

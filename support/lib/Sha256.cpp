@@ -3,8 +3,14 @@
 #include "attnc/Support/Sha256.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstring>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 
 namespace attnc {
 
@@ -25,13 +31,7 @@ constexpr uint32_t kRoundConstants[64] = {
 
 inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-} // namespace
-
-Sha256::Sha256()
-    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-             0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
-
-void Sha256::compress(const uint8_t *block) {
+void compressPortable(std::array<uint32_t, 8> &state, const uint8_t *block) {
   uint32_t w[64];
   for (int i = 0; i < 16; ++i)
     w[i] = (uint32_t(block[4 * i]) << 24) | (uint32_t(block[4 * i + 1]) << 16) |
@@ -41,8 +41,8 @@ void Sha256::compress(const uint8_t *block) {
     uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
     w[i] = w[i - 16] + s0 + w[i - 7] + s1;
   }
-  uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3];
-  uint32_t e = state_[4], f = state_[5], g = state_[6], h = state_[7];
+  uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
+  uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
   for (int i = 0; i < 64; ++i) {
     uint32_t s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
     uint32_t choose = (e & f) ^ (~e & g);
@@ -59,14 +59,106 @@ void Sha256::compress(const uint8_t *block) {
     b = a;
     a = t1 + t2;
   }
-  state_[0] += a;
-  state_[1] += b;
-  state_[2] += c;
-  state_[3] += d;
-  state_[4] += e;
-  state_[5] += f;
-  state_[6] += g;
-  state_[7] += h;
+  state[0] += a;
+  state[1] += b;
+  state[2] += c;
+  state[3] += d;
+  state[4] += e;
+  state[5] += f;
+  state[6] += g;
+  state[7] += h;
+}
+
+#if defined(__x86_64__)
+/// The same compression with the SHA extensions (sha256rnds2 does two
+/// rounds, sha256msg1/2 the message schedule). The instructions keep the
+/// state as two vectors, ABEF and CDGH (lane 3 first), so it is shuffled in
+/// once per call and back at the end.
+__attribute__((target("sha,sse4.1,ssse3"))) void
+compressHardware(std::array<uint32_t, 8> &state, const uint8_t *blocks,
+                 size_t count) {
+  __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i *>(&state[0]));
+  __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i *>(&state[4]));
+  __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
+  __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+  __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+  __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+  // Big-endian words to lanes.
+  const __m128i byteSwap =
+      _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  for (size_t block = 0; block < count; ++block, blocks += 64) {
+    const __m128i savedAbef = abef, savedCdgh = cdgh;
+    __m128i words[4];
+    for (int i = 0; i < 4; ++i)
+      words[i] = _mm_shuffle_epi8(
+          _mm_loadu_si128(reinterpret_cast<const __m128i *>(blocks + 16 * i)),
+          byteSwap);
+    // Group g holds W[4g .. 4g+3]; words[g % 4] is replaced by it.
+    for (int g = 0; g < 16; ++g) {
+      if (g >= 4) {
+        __m128i w16 = words[g & 3], w12 = words[(g + 1) & 3];
+        __m128i w8 = words[(g + 2) & 3], w4 = words[(g + 3) & 3];
+        // W[t-16] + s0(W[t-15]) + W[t-7], then + s1(W[t-2]).
+        __m128i partial = _mm_add_epi32(_mm_sha256msg1_epu32(w16, w12),
+                                        _mm_alignr_epi8(w4, w8, 4));
+        words[g & 3] = _mm_sha256msg2_epu32(partial, w4);
+      }
+      __m128i scheduled = _mm_add_epi32(
+          words[g & 3], _mm_loadu_si128(reinterpret_cast<const __m128i *>(
+                            &kRoundConstants[4 * g])));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, scheduled);
+      abef = _mm_sha256rnds2_epu32(abef, cdgh,
+                                   _mm_shuffle_epi32(scheduled, 0x0E));
+    }
+    abef = _mm_add_epi32(abef, savedAbef);
+    cdgh = _mm_add_epi32(cdgh, savedCdgh);
+  }
+  __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  dcba = _mm_blend_epi16(feba, dchg, 0xF0);
+  hgfe = _mm_alignr_epi8(dchg, feba, 8);
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(&state[0]), dcba);
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(&state[4]), hgfe);
+}
+
+bool cpuHasShaExtensions() {
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
+    return false;
+  const bool ssse3 = ecx & (1u << 9), sse41 = ecx & (1u << 19);
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
+    return false;
+  return ssse3 && sse41 && (ebx & (1u << 29));
+}
+#else
+void compressHardware(std::array<uint32_t, 8> &, const uint8_t *, size_t) {}
+bool cpuHasShaExtensions() { return false; }
+#endif
+
+std::atomic<bool> hardwareAllowed{true};
+
+} // namespace
+
+Sha256::Sha256()
+    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+             0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+
+bool Sha256::hardwareAccelerated() {
+  static const bool hasExtensions = cpuHasShaExtensions();
+  return hasExtensions && hardwareAllowed.load(std::memory_order_relaxed);
+}
+
+void Sha256::allowHardwareAcceleration(bool allow) {
+  hardwareAllowed.store(allow, std::memory_order_relaxed);
+}
+
+void Sha256::compress(const uint8_t *blocks, size_t count) {
+  if (hardwareAccelerated()) {
+    compressHardware(state_, blocks, count);
+    return;
+  }
+  for (size_t i = 0; i < count; ++i)
+    compressPortable(state_, blocks + 64 * i);
 }
 
 Sha256 &Sha256::update(const void *data, size_t size) {
@@ -81,11 +173,14 @@ Sha256 &Sha256::update(const void *data, size_t size) {
     size -= take;
     if (buffered_ < buffer_.size())
       return *this;
-    compress(buffer_.data());
+    compress(buffer_.data(), 1);
     buffered_ = 0;
   }
-  for (; size >= 64; bytes += 64, size -= 64)
-    compress(bytes);
+  if (size >= 64) {
+    compress(bytes, size / 64);
+    bytes += size / 64 * 64;
+    size %= 64;
+  }
   if (size > 0) {
     std::memcpy(buffer_.data(), bytes, size);
     buffered_ = size;

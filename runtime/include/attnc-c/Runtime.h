@@ -14,9 +14,11 @@
 |* - attnc_context_t: every function taking a context may be called from     *|
 |*   any number of threads at once; concurrent compiles of the same source   *|
 |*   compile once. attnc_context_destroy must not race with other uses.      *|
-|* - attnc_kernel_set_t and attnc_kernel_t are immutable: queries and        *|
-|*   launches may run concurrently from any threads. A kernel set keeps its  *|
-|*   context's internals alive, so it may outlive attnc_context_destroy;     *|
+|* - attnc_kernel_set_t and attnc_kernel_t are immutable, but for the one   *|
+|*   swap of a tiered set's tier (attnc_kernel_set_tier), which is atomic:   *|
+|*   queries and launches may run concurrently from any threads. A kernel    *|
+|*   set keeps its context's internals alive, so it may outlive             *|
+|*   attnc_context_destroy;                                                  *|
 |*   attnc_kernel_t handles are owned by their set.                          *|
 |* - attnc_launch_plan_t is immutable: run it from any threads at once.     *|
 |* - attnc_last_error() is per thread.                                        *|
@@ -198,6 +200,29 @@ const char *attnc_kernel_abi_json(attnc_kernel_t kernel);
 size_t attnc_kernel_param_count(attnc_kernel_t kernel);
 /** Number of launch scalars a launch must pass. */
 size_t attnc_kernel_launch_scalar_count(attnc_kernel_t kernel);
+
+/** Which tier of a kernel set launches use now (attnc-c/Compiler.h's
+ *  tiered compilation). Sets compiled or loaded any other way have one
+ *  tier, reported as ATTNC_KERNEL_TIER_OPTIMISED. */
+typedef enum attnc_kernel_tier_e {
+  ATTNC_KERNEL_TIER_OPTIMISED = 0, /**< the set's final kernels */
+  ATTNC_KERNEL_TIER_BASELINE = 1,  /**< the fast-compiling baseline, while
+                                        the optimised kernels compile or
+                                        wait for a launch boundary */
+} attnc_kernel_tier_t;
+
+/** The tier launches of `set` use now. A tiered set takes its optimised
+ *  tier, once compiled, at the next launch boundary: attnc_kernel_launch,
+ *  attnc_kernel_set_launch or attnc_kernel_launch_checked on a stream that
+ *  is not capturing a CUDA graph (cuStreamIsCapturing), or
+ *  attnc_kernel_prepare / attnc_launch_plan_create (which launch nothing;
+ *  call them before a capture, as always). Launch plans made before keep
+ *  the kernel they were made with (a captured graph stays valid); plans
+ *  made after use the optimised one. The queries of the set and its
+ *  kernels (ABI, cubin, build report) answer for the tier in use; strings
+ *  from the earlier tier stay valid. If the optimised compile fails, the
+ *  warning callback says so once and the baseline stays. */
+attnc_kernel_tier_t attnc_kernel_set_tier(attnc_kernel_set_t set);
 
 /** Number of archs (binaries) in the set. */
 size_t attnc_kernel_set_arch_count(attnc_kernel_set_t set);

@@ -838,7 +838,8 @@ TEST(SpecFields, NewFieldsAreValidated) {
   expectSpecError(
       {{"rope",
         {{"scaling", {{"kind", "longrope"}, {"original_max_position", 4096}}}}}},
-      "layer_kinds[0].rope.scaling.short_factor", "required");
+      "layer_kinds[0].rope.scaling.short_factor",
+      "longrope needs rotary_dim / 2 = 32 values (got 0)");
   expectSpecError({{"rope",
                     {{"scaling",
                       {{"kind", "longrope"},
@@ -853,7 +854,7 @@ TEST(SpecFields, NewFieldsAreValidated) {
                        {"original_max_position", 4096},
                        {"short_factor", std::vector<double>(32, 1.0)}}}}}},
                   "layer_kinds[0].rope.scaling.short_factor",
-                  "only with kind \"longrope\"");
+                  "only allowed with kind \"longrope\"");
   std::vector<double> negative(32, 1.0);
   negative[5] = -1;
   expectSpecError({{"rope",
@@ -863,8 +864,8 @@ TEST(SpecFields, NewFieldsAreValidated) {
                        {"short_factor", negative},
                        {"long_factor", std::vector<double>(32, 1.0)}}}}}},
                   "layer_kinds[0].rope.scaling.short_factor[5]", "must be > 0");
-  expectSpecError({{"query_temperature", {{"scale", 0.1}}}},
-                  "layer_kinds[0].query_temperature.floor_scale", "required");
+  expectSpecError({{"query_temperature", {{"floor_scale", 0}}}},
+                  "layer_kinds[0].query_temperature.floor_scale", "must be > 0");
 }
 
 TEST(SpecFields, NewFieldsRoundTripAndOldSpecsStayTheSame) {

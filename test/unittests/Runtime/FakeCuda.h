@@ -40,7 +40,16 @@ struct FakeCudaState {
   int queries = 0;
   /// Calls of cuModuleGetFunction.
   int functions_got = 0;
+  /// What cuStreamIsCapturing reports for every stream.
+  bool capturing = false;
+  /// Calls of cuStreamIsCapturing.
+  int capture_queries = 0;
 };
+
+/// The fake hands out this many distinct modules (the n-th load gets module
+/// n % kFakeModules), each with its own functions, so that kernels of the
+/// same name in two modules are two CUfunctions.
+inline constexpr int kFakeModules = 16;
 
 /// Exported by the fake library: its state, for the test to inspect.
 extern "C" FakeCudaState *attnc_fake_cuda_state();

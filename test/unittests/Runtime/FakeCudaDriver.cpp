@@ -31,8 +31,9 @@ struct CUfunc_st {
 namespace {
 FakeCudaState state;
 CUctx_st fake_context;
-CUmod_st fake_module;
-CUfunc_st fake_functions[2];
+CUmod_st fake_modules[kFakeModules];
+/// Per module, attnc_test_s* and the other test kernels.
+CUfunc_st fake_functions[kFakeModules][2];
 
 /// An error the fake can describe, as cuGetErrorName and cuGetErrorString
 /// give it; they fail with CUDA_ERROR_INVALID_VALUE for any other.
@@ -140,8 +141,8 @@ CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
                   "ELF",
                   4) != 0)
     return CUDA_ERROR_INVALID_IMAGE;
+  *module = &fake_modules[state.modules_loaded % kFakeModules];
   ++state.modules_loaded;
-  *module = &fake_module;
   return CUDA_SUCCESS;
 }
 
@@ -150,13 +151,13 @@ CUresult CUDAAPI cuModuleUnload(CUmodule) {
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule,
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule module,
                                      const char *name) {
   ++state.functions_got;
   // The test kernels are called attnc_test_*; anything else is absent.
   if (std::strncmp(name, "attnc_test_", 11) != 0)
     return CUDA_ERROR_NOT_FOUND;
-  *function = &fake_functions[name[11] == 's' ? 0 : 1];
+  *function = &fake_functions[module - fake_modules][name[11] == 's' ? 0 : 1];
   return CUDA_SUCCESS;
 }
 
@@ -164,6 +165,13 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction, CUfunction_attribute attribute,
                                     int value) {
   if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
     state.max_dynamic_shared_memory_set = value;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamIsCapturing(CUstream, CUstreamCaptureStatus *status) {
+  ++state.capture_queries;
+  *status = state.capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                            : CU_STREAM_CAPTURE_STATUS_NONE;
   return CUDA_SUCCESS;
 }
 

@@ -694,3 +694,84 @@ TEST(KernelCacheCrossProcess, TwoProcessesCompileOneKeyOnce) {
       << "child logs:\n"
       << readText(log_files[0]) << readText(log_files[1]);
 }
+
+// find / findByKey: the binary without a compile, from memory or disk, by
+// the request or by its key and NVRTC version; a miss compiles nothing.
+TEST(KernelCache, FindAndFindByKeyNeverCompile) {
+  ATTNC_REQUIRE_NVRTC();
+  auto compiler = requireCompiler();
+  TempDir dir;
+  std::string key;
+  {
+    KernelCache cache(diskOptions(dir.path(), nullptr));
+    EXPECT_FALSE(cache.find(*compiler, testRequest(), "sm_90a"));
+    auto cold = cache.getOrCompile(*compiler, testRequest(), "sm_90a");
+    ASSERT_TRUE(cold) << cold.status().message();
+    key = cold->report.key;
+    auto hit = cache.find(*compiler, testRequest(), "sm_90a");
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(hit->report.outcome, BuildOutcome::MemoryHit);
+    EXPECT_EQ(hit->binary->cubin, cold->binary->cubin);
+  }
+  KernelCache fresh(diskOptions(dir.path(), nullptr));
+  const std::string version = compiler->version().str();
+  // Another NVRTC version, another arch, a malformed key: misses.
+  EXPECT_FALSE(fresh.findByKey(key, "sm_90a", "99.9"));
+  EXPECT_FALSE(fresh.findByKey(key, "sm_80", version));
+  EXPECT_FALSE(fresh.findByKey("../" + key.substr(3), "sm_90a", version));
+  auto disk = fresh.findByKey(key, "sm_90a", version);
+  ASSERT_TRUE(disk);
+  EXPECT_EQ(disk->report.outcome, BuildOutcome::DiskHit);
+  auto memory = fresh.findByKey(key, "sm_90a", version);
+  ASSERT_TRUE(memory);
+  EXPECT_EQ(memory->report.outcome, BuildOutcome::MemoryHit);
+  EXPECT_EQ(fresh.stats().compiles, 0u);
+}
+
+// Model index entries: written atomically in the entries' format, read back
+// exactly; a corrupt one is reported, removed and a miss; none without a
+// disk cache.
+TEST(KernelCache, IndexEntriesRoundTripAndACorruptOneIsRemoved) {
+  TempDir dir;
+  Warnings warnings;
+  const std::string key(64, 'a');
+  const std::string path = dir.path() + "/models/" + key + ".idx";
+  {
+    KernelCache cache(diskOptions(dir.path(), &warnings));
+    EXPECT_FALSE(cache.readIndexEntry(key));
+    cache.writeIndexEntry(key, "{\"kernels\": []}");
+    auto entry = cache.readIndexEntry(key);
+    ASSERT_TRUE(entry);
+    EXPECT_EQ(*entry, "{\"kernels\": []}");
+    EXPECT_FALSE(cache.readIndexEntry(std::string(64, 'b')));
+    EXPECT_FALSE(cache.readIndexEntry("../escape"));
+    EXPECT_TRUE(warnings.messages.empty());
+  }
+  // One payload byte flipped: the checksum fails.
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(bytes.size(), 100u);
+  bytes[bytes.size() - 3] ^= 1;
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << bytes;
+  }
+  KernelCache cache(diskOptions(dir.path(), &warnings));
+  EXPECT_FALSE(cache.readIndexEntry(key));
+  ASSERT_EQ(warnings.messages.size(), 1u);
+  EXPECT_NE(warnings.messages[0].find("checksum"), std::string::npos)
+      << warnings.messages[0];
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_EQ(cache.stats().corrupt_entries, 1u);
+  // Rewritten, it reads again.
+  cache.writeIndexEntry(key, "fresh");
+  EXPECT_EQ(cache.readIndexEntry(key).value_or(""), "fresh");
+
+  KernelCacheOptions memoryOnly;
+  KernelCache noDisk(memoryOnly);
+  noDisk.writeIndexEntry(key, "x");
+  EXPECT_FALSE(noDisk.readIndexEntry(key));
+}

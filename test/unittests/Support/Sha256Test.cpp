@@ -13,7 +13,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 using attnc::Sha256;
 
@@ -78,4 +80,38 @@ TEST(Sha256, FieldsKeepTheirBoundaries) {
   c.update("ab").update("c");
   d.update("a").update("bc");
   EXPECT_EQ(Sha256::hex(c.finish()), Sha256::hex(d.finish()));
+}
+
+// The portable code and the SHA extensions (where this CPU has them) give
+// the FIPS digests, and the same digest for every length around the block
+// and padding boundaries, in one update and in odd chunks.
+TEST(Sha256, PortableAndHardwarePathsAgree) {
+  const bool hardware = Sha256::hardwareAccelerated();
+  std::string bytes(1000, '\0');
+  uint32_t seed = 12345;
+  for (char &byte : bytes) {
+    seed = seed * 1664525u + 1013904223u;
+    byte = char(seed >> 24);
+  }
+  std::vector<std::string> portable;
+  for (bool allow : {false, true}) {
+    Sha256::allowHardwareAcceleration(allow);
+    EXPECT_EQ(Sha256::hardwareAccelerated(), allow && hardware);
+    EXPECT_EQ(Sha256::hexOf("abc"),
+              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    EXPECT_EQ(Sha256::hexOf(std::string(1000000, 'a')),
+              "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    for (size_t length = 0; length <= bytes.size(); length += 7) {
+      std::string digest = Sha256::hexOf(std::string_view(bytes).substr(0, length));
+      Sha256 chunked;
+      for (size_t offset = 0; offset < length; offset += 37)
+        chunked.update(bytes.data() + offset, std::min<size_t>(37, length - offset));
+      EXPECT_EQ(Sha256::hex(chunked.finish()), digest) << length;
+      if (!allow)
+        portable.push_back(digest);
+      else
+        EXPECT_EQ(digest, portable[length / 7]) << length;
+    }
+  }
+  Sha256::allowHardwareAcceleration(true);
 }

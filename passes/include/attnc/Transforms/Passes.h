@@ -26,6 +26,9 @@ namespace attnc {
 struct PipelineOptions {
   std::string arch = "sm_90a";
   int64_t num_sms = 0;
+  /// attn-specialize's `baseline`: the mma.sync attention form everywhere
+  /// (the tiered JIT's fast-compiling first tier).
+  bool baseline = false;
 };
 
 /// One stage of attnc-pipeline: its pass flag and a way to create the pass.

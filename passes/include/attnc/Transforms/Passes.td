@@ -75,13 +75,19 @@ def AttnSpecialize : Pass<"attn-specialize", "::mlir::ModuleOp"> {
     attention. Records the target on the module as `attn.target`. Schedules
     are valid for any head dim (2/3 as well as 192/128); a request the target
     cannot serve (unknown arch, head dims beyond the supported maximum, shared
-    memory over the limit) is a diagnostic at the op.
+    memory over the limit) is a diagnostic at the op. With `baseline` the
+    attention schedule keeps mma = "mma.sync" where it would take "wgmma"
+    (the tiered JIT compiles that form first, for the first launches).
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
            "Target GPU architecture (sm_80, sm_86, sm_89, sm_90, sm_90a)">,
     Option<"numSms", "num-sms", "int64_t", /*default=*/"0",
            "Streaming multiprocessors to fill (0: the arch's flagship part)">,
+    Option<"baseline", "baseline", "bool", /*default=*/"false",
+           "The tiered JIT's baseline: attention takes mma.sync even where "
+           "wgmma would be chosen (the same tiles; it compiles in a fraction "
+           "of the time)">,
   ];
   let dependentDialects = ["::attnc::attn::AttnDialect"];
 }

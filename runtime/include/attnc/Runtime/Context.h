@@ -57,7 +57,7 @@ struct SourceOptions {
   std::vector<std::string> archs;
 };
 
-class Context {
+class Context : public std::enable_shared_from_this<Context> {
 public:
   /// Validates the options and sets up the cache. Loads neither NVRTC nor
   /// the driver.
@@ -78,6 +78,25 @@ public:
   Result<std::shared_ptr<const KernelSet>>
   compile(const std::string &source, std::vector<KernelAbi> kernels,
           const SourceOptions &options = {});
+
+  /// compile() when every arch's binary is already in the cache (memory or
+  /// disk); null when one is not (nothing is compiled). Needs NVRTC (the
+  /// key has its version and options).
+  Result<std::shared_ptr<const KernelSet>>
+  findCompiled(const std::string &source, std::vector<KernelAbi> kernels,
+               const SourceOptions &options = {});
+
+  /// One cached binary of a kernel set: its arch and cache key.
+  struct CachedBinaryRef {
+    std::string arch;
+    std::string key;
+  };
+  /// A kernel set from binaries the cache already has, by key, compiled by
+  /// NVRTC `nvrtc_version`: no NVRTC is loaded. Null when one is missing.
+  Result<std::shared_ptr<const KernelSet>>
+  setFromCache(std::vector<KernelAbi> kernels,
+               const std::vector<CachedBinaryRef> &binaries,
+               const std::string &nvrtc_version);
 
   /// Loads an AOT bundle (no NVRTC, no GPU needed).
   Result<std::shared_ptr<const KernelSet>>
@@ -105,6 +124,8 @@ public:
 
 private:
   Context() = default;
+  CompileRequest request(const std::string &source,
+                         const SourceOptions &options) const;
   ContextOptions options_;
   std::unique_ptr<KernelCache> cache_;
   std::mutex compiler_mutex_;

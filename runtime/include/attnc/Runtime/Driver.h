@@ -79,6 +79,11 @@ public:
                 uint32_t dynamic_shared_memory_bytes, CUstream stream,
                 void **args) const;
 
+  /// Whether `stream` is capturing a CUDA graph (cuStreamIsCapturing):
+  /// true while active, and also when the capture was invalidated (not yet
+  /// ended), so that nothing is changed under either.
+  Result<bool> isCapturing(CUstream stream) const;
+
   /// The calling thread's current context (null if none) without building
   /// a Result: the CUresult of cuCtxGetCurrent (0 on success). For the
   /// launch hot path.

@@ -7,6 +7,9 @@
 //   $ATTNC_CACHE_DIR, else $XDG_CACHE_HOME/attnc, else ~/.cache/attnc:
 //     kernels/<sha256 key>-<arch>-nvrtc<major.minor>.bin
 //     locks/<sha256 key>.lock
+//     models/<sha256 key>.idx (the JIT's model index: a model's kernels by
+//       the compile's input, so a warm start skips the compiler; see
+//       attnc/Jit/ModelIndex.h)
 //     failed/<id>-<arch>/ (sources NVRTC rejected, with their headers)
 //
 // The key is the SHA-256 of everything that changes the binary: the source
@@ -57,6 +60,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -175,6 +179,25 @@ public:
                                    const CompileRequest &request,
                                    const std::string &arch);
 
+  /// getOrCompile without the compile: the binary when memory or disk has
+  /// it, else nullopt. (A bad disk entry is reported, removed and a miss.)
+  std::optional<CacheLookup> find(const NvrtcCompiler &compiler,
+                                  const CompileRequest &request,
+                                  const std::string &arch);
+  /// The binary of a known `key` for `arch`, compiled by NVRTC
+  /// `nvrtc_version` ("13.0"), from memory or disk: no NVRTC needed.
+  /// nullopt when neither has it, or the arguments are malformed.
+  std::optional<CacheLookup> findByKey(const std::string &key,
+                                       const std::string &arch,
+                                       const std::string &nvrtc_version);
+
+  /// Model index entries: opaque bytes under a 64-hex-digit key, on disk
+  /// only, in the kernel entries' format (checksummed, written atomically;
+  /// a bad one is reported, removed and a miss). nullopt / no-op without a
+  /// disk cache.
+  std::optional<std::string> readIndexEntry(const std::string &key);
+  void writeIndexEntry(const std::string &key, const std::string &payload);
+
   /// Drops the in-memory binaries (not the loaded modules); later requests
   /// go to disk.
   void clearMemory();
@@ -196,6 +219,13 @@ private:
                              const CompileRequest &request,
                              const std::string &arch, const std::string &key,
                              CacheReport &report);
+  /// A disk entry (kernel or index) at `path` for `key`, checked against
+  /// `arch` and `nvrtc_version`: nullopt when absent or bad (reported,
+  /// removed, counted as corrupt).
+  std::optional<CachedBinary> readCheckedEntry(const std::string &path,
+                                               const std::string &key,
+                                               const std::string &arch,
+                                               const std::string &nvrtc_version);
   /// The root, kernels/ and locks/ (the last two real directories, see the
   /// file comment); warns about anything replaced.
   Status makeDirectories() const;

@@ -50,6 +50,14 @@ public:
   static Result<std::shared_ptr<const NvrtcLibrary>>
   load(const std::string &path = "");
 
+  /// Which library load(`path`) would open, without opening it: the first
+  /// of its candidates that is an absolute path to an existing file, as
+  /// "<real path> <size> <mtime ns> <device> <inode>"; "" when that takes
+  /// the loader's search (no absolute candidate exists). A stat() per
+  /// candidate: the JIT's disk index keys on it instead of loading NVRTC
+  /// (a dlopen of 100 MB) to ask its version.
+  static std::string identity(const std::string &path = "");
+
   /// The file that was loaded.
   const std::string &path() const { return path_; }
   NvrtcVersion version() const { return version_; }

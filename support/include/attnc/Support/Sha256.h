@@ -17,7 +17,10 @@
 
 namespace attnc {
 
-/// Incremental SHA-256. Not thread-safe; one object per digest.
+/// Incremental SHA-256. Not thread-safe; one object per digest. Uses the
+/// x86 SHA extensions where the CPU has them (the kernel cache checks
+/// megabytes of entries on every warm start), else portable code; both
+/// give the same digests.
 class Sha256 {
 public:
   using Digest = std::array<uint8_t, 32>;
@@ -44,8 +47,15 @@ public:
   /// Lower-case hex of the digest of `bytes`.
   static std::string hexOf(std::string_view bytes) { return hex(hash(bytes)); }
 
+  /// Whether digests use the CPU's SHA extensions.
+  static bool hardwareAccelerated();
+  /// Tests only: false makes every later digest use the portable code (true
+  /// restores the CPU check). Not thread-safe against running digests.
+  static void allowHardwareAcceleration(bool allow);
+
 private:
-  void compress(const uint8_t *block);
+  /// Compresses `count` consecutive 64-byte blocks into the state.
+  void compress(const uint8_t *blocks, size_t count);
 
   std::array<uint32_t, 8> state_;
   std::array<uint8_t, 64> buffer_;
