@@ -113,7 +113,8 @@ std::optional<Switch> TableParser::readSwitch(const Node &parent,
 std::optional<FamilyRules> TableParser::readRow(const Node &row) {
   r_.onlyKeys(row, {"model_types", "head_dim", "num_layers", "kv_heads",
                     "key_aliases", "qk_norm", "rope", "gate", "layers",
-                    "window", "sinks", "sliding", "scale", "softcap",
+                    "window", "chunk_key", "sinks", "sliding", "scale",
+                    "softcap",
                     "value_scale_key", "query_temperature", "defaults",
                     "refuse"});
   FamilyRules f;
@@ -293,6 +294,7 @@ std::optional<FamilyRules> TableParser::readRow(const Node &row) {
   Node window = r_.optObject(row, "window");
   r_.onlyKeys(window, {"default"});
   f.default_window = r_.optInt(window, "default", 1, kMaxPositions).value_or(0);
+  f.chunk_key = str(row, "chunk_key");
 
   Node sinks = r_.optObject(row, "sinks");
   r_.onlyKeys(sinks, {"rule", "full_key", "sliding_key"});

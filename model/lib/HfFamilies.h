@@ -32,6 +32,7 @@ enum class Slot {
   Skip,    ///< not softmax attention (linear attention, Mamba, convolution)
   Full,    ///< "full_attention"
   Sliding, ///< "sliding_attention"
+  Chunked, ///< "chunked_attention": attends within its chunk (Llama 4)
 };
 
 /// The config keys that give one layer kind's heads.
@@ -199,6 +200,9 @@ struct FamilyRules {
   GateRule gate;
   LayerRule layers;
   int64_t default_window = 0;
+  /// The chunk size key: where the config has it, the full-attention
+  /// layers with rope attend within chunks (Llama 4's attention_chunk_size).
+  std::string chunk_key;
   SinkRule sinks;
   SlidingRules sliding;
   ScaleRule scale;

@@ -108,6 +108,13 @@ Result<ModelConfig> HfImporter::run() {
   std::vector<Slot> slots = assignLayers();
   if (r_.failed())
     return r_.error();
+  // Llama 4: with attention_chunk_size, the full layers with rope attend
+  // within chunks (its layer_types says "chunked_attention" for them).
+  if (family_ && !family_->chunk_key.empty() &&
+      text_.has(family_->chunk_key))
+    for (std::size_t i = 0; i < slots.size(); ++i)
+      if (slots[i] == Slot::Full && !nope_[i])
+        slots[i] = Slot::Chunked;
   if (family_ && family_->rope.nope == NopeRule::FullLayers &&
       rope_style_ != RopeStyle::None &&
       (family_->rope.nope_when_key.empty() ||
@@ -118,9 +125,21 @@ Result<ModelConfig> HfImporter::run() {
   if (r_.failed())
     return r_.error();
 
-  // Kinds in a fixed order: full before sliding, each with rope before its
-  // NoPE layers (named <kind>_nope).
-  for (Slot slot : {Slot::Full, Slot::Sliding}) {
+  // Kinds in a fixed order: full, sliding, chunked, each with rope before
+  // its NoPE layers (named <kind>_nope).
+  int64_t chunk = 0;
+  if (std::find(slots.begin(), slots.end(), Slot::Chunked) != slots.end()) {
+    const std::string key =
+        family_ && !family_->chunk_key.empty() ? family_->chunk_key
+                                               : "attention_chunk_size";
+    chunk = r_.optInt(text_, key, 1, kMaxPositions).value_or(0);
+    if (!r_.failed() && chunk == 0)
+      r_.fail(text_.at(key), "required field is missing (the model has "
+                             "chunked_attention layers)");
+    if (r_.failed())
+      return r_.error();
+  }
+  for (Slot slot : {Slot::Full, Slot::Sliding, Slot::Chunked}) {
     for (bool nope : {false, true}) {
       std::vector<int64_t> layers;
       for (std::size_t i = 0; i < slots.size(); ++i)
@@ -130,6 +149,8 @@ Result<ModelConfig> HfImporter::run() {
         continue;
       std::optional<LayerKind> kind =
           buildKind(slot, nope, std::move(layers), window);
+      if (kind && slot == Slot::Chunked)
+        kind->attention_chunk = chunk;
       if (!kind)
         return r_.error();
       config_.kinds.push_back(std::move(*kind));
@@ -612,9 +633,7 @@ bool HfImporter::readLayerTypes(const json &types, std::vector<Slot> &slots) {
       // not softmax attention, so not a layer kind of ours.
       slots[i] = Slot::Skip;
     } else if (name == "chunked_attention") {
-      r_.fail(path, "layer type \"chunked_attention\": chunked (block-local) "
-                    "attention is not supported");
-      return false;
+      slots[i] = Slot::Chunked;
     } else if (name == "indexed_attention" ||
                name == "deepseek_sparse_attention") {
       r_.fail(path, "layer type " + inQuotes(name) +
@@ -623,7 +642,8 @@ bool HfImporter::readLayerTypes(const json &types, std::vector<Slot> &slots) {
     } else {
       r_.fail(path, "unsupported layer type " + inQuotes(name) +
                         " (expected full_attention, sliding_attention, "
-                        "linear_attention, mamba, conv or attention)");
+                        "chunked_attention, linear_attention, mamba, conv or "
+                        "attention)");
       return false;
     }
   }
@@ -861,7 +881,9 @@ std::optional<LayerKind> HfImporter::buildKind(Slot slot, bool nope,
                                                int64_t window) {
   const bool sliding = slot == Slot::Sliding;
   LayerKind kind;
-  kind.name = sliding ? "sliding_attention" : "full_attention";
+  kind.name = sliding                ? "sliding_attention"
+              : slot == Slot::Chunked ? "chunked_attention"
+                                      : "full_attention";
   if (nope)
     kind.name += "_nope";
   kind.layers = std::move(layers);

@@ -431,7 +431,10 @@ std::vector<FamilyExpect> expectations() {
                      128, 5e6),
                 kind("full_attention_nope", every(3, 4, 36), 16, 4, 128, 128,
                      kNoNorm, kNoRope, 0, 0, 1e4)}});
-  e.push_back({"llama-4-scout-17b-16e-instruct.json", 0, {}, "chunked attention"});
+  // Llama 4 Scout: chunked attention now imports, but its llama3 scaling has
+  // low_freq_factor == high_freq_factor, which the dialect does not take.
+  e.push_back({"llama-4-scout-17b-16e-instruct.json", 0, {},
+               "high_freq_factor == low_freq_factor"});
   // mimo: hybrid_layer_pattern; sliding layers swa_* heads, sinks there only.
   {
     std::vector<int64_t> full_layers = {0, 5, 11, 17, 23, 29, 35, 41, 47};
@@ -637,12 +640,12 @@ TEST(FamilyRules, FalconNewDecoderArchitectureReadsNumKvHeads) {
   EXPECT_EQ(c->kinds[0].heads.qk_head_dim, 64);
 }
 
-TEST(FamilyRules, Llama4WithoutChunksHasNopeKindsWithTemperature) {
-  // Without attention_chunk_size the rope layers are plain full attention:
-  // every 4th layer (3, 7, ...) NoPE with the attention temperature and no
-  // norm; the others gptj with the weightless norm after rope.
+TEST(FamilyRules, Llama4ChunkedRopeLayersAndNopeLayersWithTemperature) {
+  // With attention_chunk_size 8192 the rope layers attend within chunks;
+  // every 4th layer (3, 7, ...) is full, NoPE, with the attention
+  // temperature and no norm; the rope layers gptj with the weightless norm
+  // after rope.
   json scout = fileJson("llama-4-scout-17b-16e-instruct.json");
-  scout["text_config"].erase("attention_chunk_size");
   // Scout's llama3 scaling has low_freq_factor == high_freq_factor (a hard
   // step), which the importer and the dialect refuse (division by zero in
   // the smooth band); this test is about the layers, not the scaling.
@@ -650,8 +653,11 @@ TEST(FamilyRules, Llama4WithoutChunksHasNopeKindsWithTemperature) {
   Result<ModelConfig> c = importJson(scout);
   ASSERT_TRUE(c.ok()) << c.error().message();
   ASSERT_EQ(c->kinds.size(), 2u);
-  const LayerKind &rope = c->kinds[0], &nope = c->kinds[1];
-  EXPECT_EQ(rope.name, "full_attention");
+  // Order: full (here only NoPE layers) before chunked.
+  const LayerKind &nope = c->kinds[0], &rope = c->kinds[1];
+  EXPECT_EQ(rope.name, "chunked_attention");
+  EXPECT_EQ(rope.attention_chunk, 8192);
+  EXPECT_EQ(nope.attention_chunk, 0);
   EXPECT_EQ(rope.layers, allBut(48, every(3, 4, 48)));
   EXPECT_EQ(rope.qk_norm, NormStyle::Unweighted);
   EXPECT_FALSE(rope.norm_before_rope);
@@ -668,17 +674,30 @@ TEST(FamilyRules, Llama4WithoutChunksHasNopeKindsWithTemperature) {
   scout["text_config"]["use_qk_norm"] = false;
   c = importJson(scout);
   ASSERT_TRUE(c.ok()) << c.error().message();
-  EXPECT_EQ(c->kinds[1].query_temperature.floor_scale, 0.0);
-  EXPECT_EQ(c->kinds[0].qk_norm, NormStyle::None);
-  EXPECT_TRUE(c->kinds[0].norm_before_rope);
-  // A chunked_attention layer type is refused by name too.
+  EXPECT_EQ(c->kinds[0].query_temperature.floor_scale, 0.0);
+  EXPECT_EQ(c->kinds[1].qk_norm, NormStyle::None);
+  EXPECT_TRUE(c->kinds[1].norm_before_rope);
+  // Without attention_chunk_size the rope layers are plain full attention.
+  scout["text_config"].erase("attention_chunk_size");
+  c = importJson(scout);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  ASSERT_EQ(c->kinds.size(), 2u);
+  EXPECT_EQ(c->kinds[0].name, "full_attention");
+  EXPECT_EQ(c->kinds[0].layers, allBut(48, every(3, 4, 48)));
+  EXPECT_EQ(c->kinds[1].name, "full_attention_nope");
+  // A layer_types list saying chunked_attention needs the chunk size.
   scout["text_config"]["layer_types"] = json::array();
   for (int i = 0; i < 48; ++i)
     scout["text_config"]["layer_types"].push_back(
         i % 4 == 3 ? "full_attention" : "chunked_attention");
   c = importJson(scout);
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().field, "text_config.layer_types[0]");
+  EXPECT_EQ(c.error().field, "text_config.attention_chunk_size");
+  scout["text_config"]["attention_chunk_size"] = 4096;
+  c = importJson(scout);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->kinds[1].name, "chunked_attention");
+  EXPECT_EQ(c->kinds[1].attention_chunk, 4096);
 }
 
 TEST(FamilyRules, Exaone4WithoutWindowIsAllFullWithRope) {

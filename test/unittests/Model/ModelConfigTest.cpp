@@ -999,8 +999,9 @@ TEST(ModelConfigErrors, WrongTypes) {
   EXPECT_TRUE(failsWith(oss, "layer_types[3]", "must be a string"));
   oss = exampleJson("gpt-oss-20b.json");
   oss["layer_types"][5] = "chunked_attention";
-  EXPECT_TRUE(failsWith(oss, "layer_types[5]",
-                        "chunked (block-local) attention is not supported"));
+  EXPECT_TRUE(failsWith(oss, "attention_chunk_size",
+                        "required field is missing (the model has "
+                        "chunked_attention layers)"));
   oss["layer_types"][5] = "hybrid_attention";
   EXPECT_TRUE(failsWith(oss, "layer_types[5]", "unsupported layer type"));
   oss = exampleJson("gpt-oss-20b.json");
@@ -1027,9 +1028,14 @@ TEST(ModelConfigErrors, UnsupportedOrInconsistentValues) {
                             {"factor", 8.0},
                             {"original_max_position_embeddings", 8192},
                             {"low_freq_factor", 4.0},
-                            {"high_freq_factor", 4.0}};
+                            {"high_freq_factor", 2.0}};
   EXPECT_TRUE(failsWith(config, "rope_scaling.high_freq_factor",
                         "must be > low_freq_factor"));
+  // Equal factors (Llama 4) are a step the dialect's llama3 does not take:
+  // refused naming it.
+  config["rope_scaling"]["high_freq_factor"] = 4.0;
+  EXPECT_TRUE(failsWith(config, "rope_scaling.high_freq_factor",
+                        "high_freq_factor == low_freq_factor"));
   json mimo = exampleJson("mimo-v2-flash.json");
   mimo["sliding_window_size"] = 256;
   EXPECT_TRUE(
