@@ -18,6 +18,7 @@ config.test_exec_root = os.path.join(config.attnc_obj_root, "test")
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 
 config.substitutions.append(("%examples", os.path.join(config.attnc_src_root, "examples")))
+config.substitutions.append(("%hf_configs", os.path.join(config.attnc_src_root, "test", "model", "configs", "hf")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "tools", "attnc", "Inputs")))
 
 llvm_config.use_default_substitutions()

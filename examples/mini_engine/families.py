@@ -68,7 +68,8 @@ FAMILIES: Dict[str, Family] = {
                 "sliding_window": 64}),
     # MiMo-V2-Flash: 192/128 head dims, partial rotary (0.334 -> 64 dims),
     # full layers GQA 64/4 -> 16/1, sliding layers 64/8 -> 16/2 with sinks
-    # and window 128, value scale 0.707, per-kind rope bases, one MoE layer.
+    # and window 129 (sliding_window_size 128 + the query), value scale 0.707,
+    # per-kind rope bases, one MoE layer.
     # transformers' class reads layer_types and doubles the kv heads of its
     # sliding layers; the checkpoint's own keys (hybrid_layer_pattern,
     # swa_*) are given to match.

@@ -559,6 +559,10 @@ Result<CompiledModel> compileConfig(runtime::Context &context,
                                     const std::string &index_key) {
   if (Status status = runtime::validateArch(options.arch); !status.ok())
     return status;
+  // Before the layout splits heads: a projection-wide q/k norm cannot be.
+  if (Status split = checkTensorParallel(config, options.layer.tp);
+      !split.ok())
+    return split;
   MLIRContext mlirContext;
   auto module = buildModelModule(mlirContext, config, options.layer);
   if (!module)

@@ -161,7 +161,8 @@ void Reader::onlyKeys(const Node &node,
 //===----------------------------------------------------------------------===//
 
 std::optional<NormStyle> parseNormStyle(const std::string &name) {
-  for (NormStyle style : {NormStyle::None, NormStyle::Plain, NormStyle::Gemma})
+  for (NormStyle style : {NormStyle::None, NormStyle::Plain, NormStyle::Gemma,
+                          NormStyle::Unweighted, NormStyle::LayerNorm})
     if (name == normStyleName(style))
       return style;
   return std::nullopt;
@@ -181,6 +182,14 @@ std::optional<RopeScalingKind> parseScalingKind(const std::string &name) {
         RopeScalingKind::LongRope})
     if (name == ropeScalingKindName(kind))
       return kind;
+  return std::nullopt;
+}
+
+std::optional<NormScope> parseNormScope(const std::string &name) {
+  for (NormScope scope :
+       {NormScope::Head, NormScope::HeadWeights, NormScope::Projection})
+    if (name == normScopeName(scope))
+      return scope;
   return std::nullopt;
 }
 

@@ -119,6 +119,7 @@ private:
 std::optional<NormStyle> parseNormStyle(const std::string &name);
 std::optional<RopeStyle> parseRopeStyle(const std::string &name);
 std::optional<RopeScalingKind> parseScalingKind(const std::string &name);
+std::optional<NormScope> parseNormScope(const std::string &name);
 
 /// The field names the input used for each part of a HeadShape, so that a
 /// validateHeadShape error is reported under them (e.g. "num_kv_heads" ->

@@ -45,27 +45,43 @@ private:
   std::string unknownPrefix() const {
     return "unknown model type '" + printable(family_name_) + "': ";
   }
+  /// Whether a family switch is on (Switch's rule).
+  bool isOn(const Switch &s);
+  /// The value at a dotted path under the text config ("a.b"), or null.
+  const json *atPath(const std::string &dotted) const;
 
+  void applyAliases();
+  void checkRefusals();
   void readDtype();
   void readFamilyFeatures();
   void readExplicitFeatures();
   std::vector<Slot> assignLayers();
   bool readLayerPatternList(std::vector<Slot> &slots);
   bool readLayerTypes(const json &types, std::vector<Slot> &slots);
+  bool readIndexList(std::vector<Slot> &slots);
+  std::vector<bool> assignNope();
   int64_t readWindow(const std::vector<Slot> &slots);
-  std::optional<LayerKind> buildKind(Slot slot, std::vector<int64_t> layers,
+  std::optional<LayerKind> buildKind(Slot slot, bool nope,
+                                     std::vector<int64_t> layers,
                                      int64_t window);
   Geometry readHeads(const HeadKeys &keys);
   bool readSinks(bool sliding);
+  double readScale(const LayerKind &kind, const Geometry &geometry);
   // HfRope.cpp
   RopeConfig readRope(const std::string &kind_name, const Geometry &geometry,
                       bool sliding);
   int64_t readRotaryDim(const Geometry &geometry, const Node &rope_params);
-  RopeScaling readScaling(const Node &source, bool from_rope_parameters);
+  RopeScaling readScaling(const Node &source, bool from_rope_parameters,
+                          int64_t rotary_dim);
+  void readLongRope(const Node &source, RopeScaling &scaling,
+                    int64_t rotary_dim);
 
   Reader r_;
   Node root_;
   Node text_;
+  /// The text config with the family's key aliases applied (owned here;
+  /// text_ points at it when the family has aliases).
+  json aliased_;
   /// The family's rules; null for a model type not in the table.
   const FamilyRules *family_ = nullptr;
   std::string family_name_;  ///< model_type that selected the family
@@ -75,6 +91,7 @@ private:
   GateLayout gate_ = GateLayout::None;
   bool explicit_sinks_ = false; ///< unknown families: the "sinks" key
   std::string layout_field_;    ///< the key that decided the layer kinds
+  std::vector<bool> nope_;      ///< per layer: no rotary embedding
   ModelConfig config_;
 };
 

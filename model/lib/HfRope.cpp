@@ -8,6 +8,10 @@
 
 #include "HfImporter.h"
 
+#include "attnc/Support/FloatConstant.h"
+
+#include <cmath>
+
 namespace attnc::config_import {
 
 int64_t HfImporter::readRotaryDim(const Geometry &geometry,
@@ -20,7 +24,9 @@ int64_t HfImporter::readRotaryDim(const Geometry &geometry,
     dim = geometry.rope_dim;
     field = text_.at("qk_rope_head_dim");
   } else if (std::optional<int64_t> explicit_dim =
-                 r_.optInt(text_, "rotary_dim", 0)) {
+                 !family_ || family_->rope.rotary_dim_key
+                     ? r_.optInt(text_, "rotary_dim", 0)
+                     : std::nullopt) {
     dim = *explicit_dim;
     field = text_.at("rotary_dim");
   } else {
@@ -33,6 +39,9 @@ int64_t HfImporter::readRotaryDim(const Geometry &geometry,
     std::optional<double> factor = r_.optNumber(owner, "partial_rotary_factor");
     if (r_.failed())
       return 0;
+    // The config class's default (Qwen3-Next 0.25, GLM 0.5, ...).
+    if (!factor && family_ && family_->rope.partial_rotary_factor > 0)
+      factor = family_->rope.partial_rotary_factor;
     if (factor) {
       field = owner.at("partial_rotary_factor");
       if (!(*factor > 0)) {
@@ -94,11 +103,11 @@ RopeConfig HfImporter::readRope(const std::string &kind_name,
   if (r_.failed())
     return rope;
 
-  double default_theta = family_ ? family_->defaults.rope_theta : 10000.0;
+  double default_theta = family_ ? family_->rope.theta : 10000.0;
   // Sliding layers with their own rope base (Gemma 3's local layers, MiMo's
   // SWA layers).
   const SlidingRules rules = family_ ? family_->sliding : SlidingRules{};
-  const bool own_base = sliding && rules.theta_key;
+  const bool own_base = sliding && !rules.theta_key.empty();
 
   Node scaling_source;
   bool from_params = false;
@@ -107,20 +116,20 @@ RopeConfig HfImporter::readRope(const std::string &kind_name,
   if (per_kind) {
     theta_owner = kind_params;
     if (own_base)
-      default_theta = rules.default_theta;
+      default_theta = rules.theta;
     scaling_source = kind_params;
     from_params = true;
   } else if (own_base && rules.unscaled_rope) {
     // Gemma 3's local layers have their own base and no scaling: HF builds a
     // separate rotary embedding for them from rope_local_base_freq.
     theta_key = rules.theta_key;
-    default_theta = rules.default_theta;
+    default_theta = rules.theta;
   } else {
     if (own_base) {
       // MiMo's SWA layers use swa_rope_theta; any rope_scaling is applied
       // to both kinds.
       theta_key = rules.theta_key;
-      default_theta = rules.default_theta;
+      default_theta = rules.theta;
     } else if (!text_.has("rope_theta") && params.has("rope_theta")) {
       theta_owner = params;
     }
@@ -135,12 +144,27 @@ RopeConfig HfImporter::readRope(const std::string &kind_name,
   rope.theta = r_.positive(theta_owner, theta_key, default_theta);
   if (r_.failed())
     return rope;
-  rope.scaling = readScaling(scaling_source, from_params);
+  rope.scaling = readScaling(scaling_source, from_params, rope.rotary_dim);
+  if (rope.scaling.kind == RopeScalingKind::DynamicNtk && family_ &&
+      family_->rope.ntk_alpha && scaling_source.has("alpha") && !r_.failed()) {
+    // Hunyuan labels it "dynamic", but a fixed alpha only moves the base:
+    // theta * alpha^(d / (d - 2)) with d the head dim.
+    double alpha = r_.positive(scaling_source, "alpha", 1.0);
+    double d = static_cast<double>(geometry.shape.qk_head_dim);
+    double theta = rope.theta * std::pow(alpha, d / (d - 2));
+    if (!r_.failed() && !isKernelFloat(theta))
+      r_.fail(scaling_source.at("alpha"),
+              "gives a rope base that " + std::string(kKernelFloatRule) +
+                  " (got " + formatNumber(theta) + ")");
+    rope.theta = theta;
+    rope.scaling = RopeScaling{};
+  }
   return rope;
 }
 
 RopeScaling HfImporter::readScaling(const Node &source,
-                                    bool from_rope_parameters) {
+                                    bool from_rope_parameters,
+                                    int64_t rotary_dim) {
   RopeScaling scaling;
   if (!source.value)
     return scaling;
@@ -170,10 +194,15 @@ RopeScaling HfImporter::readScaling(const Node &source,
     scaling.kind = RopeScalingKind::Yarn;
   else if (*type == "dynamic")
     scaling.kind = RopeScalingKind::DynamicNtk;
-  else {
+  else if (*type == "longrope" || *type == "su") {
+    // "su" is Phi-3's early name for longrope.
+    scaling.kind = RopeScalingKind::LongRope;
+    readLongRope(source, scaling, rotary_dim);
+    return scaling;
+  } else {
     r_.fail(type_path, "unsupported rope scaling type " + inQuotes(*type) +
                            " (supported: default, linear, llama3, yarn, "
-                           "dynamic)");
+                           "dynamic, longrope)");
     return scaling;
   }
 
@@ -198,8 +227,16 @@ RopeScaling HfImporter::readScaling(const Node &source,
     scaling.original_max_position = *original;
     scaling.low_freq_factor = r_.positive(source, "low_freq_factor", 1.0);
     scaling.high_freq_factor = r_.positive(source, "high_freq_factor", 4.0);
-    // Llama 3 interpolates between the two; equal values divide by zero.
-    if (!r_.failed() && !(scaling.high_freq_factor > scaling.low_freq_factor))
+    // Llama 3 interpolates between the two. Equal values (Llama 4) make the
+    // interpolation band empty, a step that transformers computes but the
+    // dialect's llama3 scaling does not take: a feature we lack, named.
+    if (!r_.failed() && scaling.high_freq_factor == scaling.low_freq_factor)
+      r_.fail(source.at("high_freq_factor"),
+              "llama3 rope scaling with high_freq_factor == low_freq_factor "
+              "(" + formatNumber(scaling.high_freq_factor) +
+                  ", a step with no interpolation band) is not supported");
+    else if (!r_.failed() &&
+             !(scaling.high_freq_factor > scaling.low_freq_factor))
       r_.fail(source.at("high_freq_factor"),
               "must be > low_freq_factor (" +
                   formatNumber(scaling.high_freq_factor) +
@@ -223,16 +260,97 @@ RopeScaling HfImporter::readScaling(const Node &source,
     scaling.mscale = r_.positive(source, "mscale", 1.0);
     scaling.mscale_all_dim = r_.nonNegative(source, "mscale_all_dim", 0.0);
     scaling.truncate = r_.optBool(source, "truncate").value_or(true);
-    // An explicit attention_factor overrides the mscale-derived one; the
-    // kernels do not model it, and ignoring it would change the numerics.
-    if (source.has("attention_factor"))
-      r_.fail(source.at("attention_factor"),
-              "not supported (the yarn attention factor is derived from "
-              "mscale / mscale_all_dim)");
+    // An explicit attention_factor replaces the mscale-derived one.
+    scaling.attention_factor = r_.positive(source, "attention_factor", 0.0);
     return scaling;
   default:
     return scaling;
   }
 }
 
+/// LongRoPE (Phi-3, PhiMoE, MiniCPM3): per-frequency divisors for short and
+/// long contexts, and an attention factor on cos and sin.
+void HfImporter::readLongRope(const Node &source, RopeScaling &scaling,
+                              int64_t rotary_dim) {
+  // Phi-3 keeps original_max_position_embeddings at the top level, which
+  // transformers lets override the nested one.
+  std::optional<int64_t> original =
+      r_.optInt(text_, "original_max_position_embeddings", 1, kMaxPositions);
+  std::string original_field = text_.at("original_max_position_embeddings");
+  if (!original && !r_.failed()) {
+    original = r_.optInt(source, "original_max_position_embeddings", 1,
+                         kMaxPositions);
+    original_field = source.at("original_max_position_embeddings");
+  }
+  if (r_.failed())
+    return;
+  scaling.original_max_position =
+      original.value_or(config_.max_position_embeddings);
+  if (scaling.original_max_position == 0) {
+    r_.fail(original_field, "required field is missing (rope scaling "
+                            "longrope, and max_position_embeddings is absent)");
+    return;
+  }
+  // factor: given, else max_position_embeddings / original (transformers).
+  std::optional<double> factor = r_.optNumber(source, "factor");
+  if (r_.failed())
+    return;
+  if (factor && !(*factor > 0)) {
+    r_.fail(source.at("factor"),
+            "must be > 0 (got " + formatNumber(*factor) + ")");
+    return;
+  }
+  scaling.factor =
+      factor ? *factor
+             : static_cast<double>(config_.max_position_embeddings) /
+                   static_cast<double>(scaling.original_max_position);
+  if (!(scaling.factor > 0))
+    scaling.factor = 1.0;
+  for (const char *key : {"short_factor", "long_factor"}) {
+    const json *list = r_.optArray(source, key);
+    if (r_.failed())
+      return;
+    const std::string path = source.at(key);
+    if (!list) {
+      r_.fail(path, "required field is missing (rope scaling longrope)");
+      return;
+    }
+    if (static_cast<int64_t>(list->size()) != rotary_dim / 2) {
+      r_.fail(path, "must have rotary_dim / 2 = " +
+                        std::to_string(rotary_dim / 2) + " entries (got " +
+                        std::to_string(list->size()) + ")");
+      return;
+    }
+    std::vector<double> &values = std::string(key) == "short_factor"
+                                      ? scaling.short_factor
+                                      : scaling.long_factor;
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      std::optional<double> v = r_.asNumber((*list)[i], indexPath(path, i));
+      if (!v)
+        return;
+      if (!(*v > 0)) {
+        r_.fail(indexPath(path, i),
+                "must be > 0 (got " + formatNumber(*v) + ")");
+        return;
+      }
+      values.push_back(*v);
+    }
+  }
+  scaling.attention_factor = r_.positive(source, "attention_factor", 0.0);
+  // PhiMoE: short_mscale / long_mscale replace the attention factor, per
+  // regime; one value for both is one attention factor.
+  std::optional<double> short_m = r_.optNumber(source, "short_mscale");
+  std::optional<double> long_m = r_.optNumber(source, "long_mscale");
+  if (r_.failed() || (!short_m && !long_m))
+    return;
+  if (!short_m || !long_m || *short_m != *long_m || !(*short_m > 0)) {
+    r_.fail(source.at("long_mscale"),
+            "a longrope attention factor that differs between short and "
+            "long contexts (short_mscale != long_mscale) is not supported");
+    return;
+  }
+  scaling.attention_factor = *short_m;
+}
+
 } // namespace attnc::config_import
+

@@ -106,6 +106,20 @@ Result<ModelConfig> importModelConfig(std::string_view json_text) {
 #endif
 }
 
+Status checkTensorParallel(const ModelConfig &config, int64_t tp) {
+  if (tp <= 1)
+    return Status();
+  for (const LayerKind &kind : config.kinds)
+    if (kind.qk_norm != NormStyle::None &&
+        kind.qk_norm_scope == NormScope::Projection)
+      return Status("tp", "layer kind " + kind.name +
+                              ": a q/k norm over the whole projection "
+                              "(qk_norm_scope \"projection\") needs every "
+                              "head on one rank; it cannot be split across " +
+                              std::to_string(tp) + " tensor-parallel ranks");
+  return Status();
+}
+
 Result<ModelConfig> importModelConfigFile(const std::string &path) {
   const std::string field = path.empty() ? "<path>" : path;
   Result<std::string> text = file_util::readFile(path, kMaxFileBytes);

@@ -93,7 +93,8 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
                                                 std::vector<int> &layer_owner,
                                                 int index) {
   r_.onlyKeys(node, {"name", "layers", "num_q_heads", "num_kv_heads",
-                     "qk_head_dim", "v_head_dim", "gate", "qk_norm", "norm_eps",
+                     "qk_head_dim", "v_head_dim", "gate", "qk_norm",
+                     "qk_norm_scope", "qk_norm_bias", "norm_eps",
                      "norm_before_rope", "rope", "sliding_window", "sinks",
                      "softmax_scale", "logit_softcap", "value_scale",
                      "attention_chunk", "query_temperature"});
@@ -161,9 +162,9 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
     return std::nullopt;
   std::optional<GateLayout> layout = parseGateLayout(gate);
   if (!layout) {
-    r_.fail(node.at("gate"),
-            "must be \"none\", \"qkvg\" or \"interleaved\" (got " +
-                inQuotes(gate) + ")");
+    r_.fail(node.at("gate"), "must be \"none\", \"qkvg\", \"interleaved\" or "
+                             "\"head_scalar\" (got " +
+                                 inQuotes(gate) + ")");
     return std::nullopt;
   }
   heads.gate = *layout;
@@ -179,18 +180,51 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
     return std::nullopt;
   if (!norm) {
     r_.fail(node.at("qk_norm"),
-            "required field is missing (\"none\"|\"rms\"|\"gemma\")");
+            "required field is missing (\"none\"|\"rms\"|\"gemma\"|"
+            "\"unweighted\"|\"layernorm\")");
     return std::nullopt;
   }
   std::optional<NormStyle> norm_style = parseNormStyle(*norm);
   if (!norm_style) {
-    r_.fail(node.at("qk_norm"), "must be \"none\", \"rms\" or \"gemma\" (got " +
+    r_.fail(node.at("qk_norm"), "must be \"none\", \"rms\", \"gemma\", "
+                                "\"unweighted\" or \"layernorm\" (got " +
                                     inQuotes(*norm) + ")");
     return std::nullopt;
   }
   kind.qk_norm = *norm_style;
+  std::string scope = r_.optString(node, "qk_norm_scope").value_or("head");
+  kind.qk_norm_bias = r_.optBool(node, "qk_norm_bias").value_or(false);
   kind.norm_eps = r_.positive(node, "norm_eps", 1e-6);
   kind.norm_before_rope = r_.optBool(node, "norm_before_rope").value_or(true);
+  if (r_.failed())
+    return std::nullopt;
+  std::optional<NormScope> norm_scope = parseNormScope(scope);
+  if (!norm_scope) {
+    r_.fail(node.at("qk_norm_scope"),
+            "must be \"head\", \"head_weights\" or \"projection\" (got " +
+                inQuotes(scope) + ")");
+    return std::nullopt;
+  }
+  kind.qk_norm_scope = *norm_scope;
+  if (kind.qk_norm == NormStyle::None && kind.qk_norm_scope != NormScope::Head) {
+    r_.fail(node.at("qk_norm_scope"),
+            "must be \"head\" when qk_norm is \"none\" (got " +
+                inQuotes(scope) + ")");
+    return std::nullopt;
+  }
+  if (kind.qk_norm_bias && kind.qk_norm != NormStyle::LayerNorm) {
+    r_.fail(node.at("qk_norm_bias"), "a q/k norm bias needs qk_norm "
+                                     "\"layernorm\" (got " +
+                                         inQuotes(*norm) + ")");
+    return std::nullopt;
+  }
+  if (kind.qk_norm_scope == NormScope::HeadWeights &&
+      kind.qk_norm == NormStyle::Unweighted) {
+    r_.fail(node.at("qk_norm_scope"),
+            "\"head_weights\" needs a weighted norm (qk_norm is "
+            "\"unweighted\")");
+    return std::nullopt;
+  }
 
   Node rope = r_.optObject(node, "rope");
   if (r_.failed())
@@ -202,6 +236,14 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
   kind.rope = readRope(rope, heads.qk_head_dim);
   if (r_.failed())
     return std::nullopt;
+  if (!kind.norm_before_rope &&
+      (kind.qk_norm == NormStyle::None || kind.rope.style == RopeStyle::None)) {
+    r_.fail(node.at("norm_before_rope"),
+            "false needs both a q/k norm and a rope (qk_norm is " +
+                inQuotes(normStyleName(kind.qk_norm)) + ", rope.style is " +
+                inQuotes(ropeStyleName(kind.rope.style)) + ")");
+    return std::nullopt;
+  }
 
   kind.sliding_window =
       r_.optInt(node, "sliding_window", 0, kMaxPositions).value_or(0);
@@ -445,6 +487,12 @@ std::string toSpecJson(const ModelConfig &config) {
     k["v_head_dim"] = kind.heads.v_head_dim;
     k["gate"] = gateLayoutName(kind.heads.gate);
     k["qk_norm"] = normStyleName(kind.qk_norm);
+    // Written only when they differ from their defaults, so earlier specs
+    // stay byte for byte as they were.
+    if (kind.qk_norm_scope != NormScope::Head)
+      k["qk_norm_scope"] = normScopeName(kind.qk_norm_scope);
+    if (kind.qk_norm_bias)
+      k["qk_norm_bias"] = true;
     k["norm_eps"] = kind.norm_eps;
     k["norm_before_rope"] = kind.norm_before_rope;
     const RopeConfig &rope = kind.rope;

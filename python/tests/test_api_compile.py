@@ -244,6 +244,16 @@ def test_option_rejected_by_the_compiler(context, options, field):
     assert re.search(field, info.value.message), info.value.message
 
 
+def test_projection_norm_refuses_tensor_parallel(context):
+    # OLMo 2 normalises q (k) over all heads at once: no rank can compute it
+    # from its share of the heads.
+    olmo = REPO / "test" / "model" / "configs" / "hf" / "olmo2.json"
+    with pytest.raises(attnc.ConfigError) as info:
+        attnc.compile(olmo, context=context, tp=2, rank=0)
+    assert info.value.message.startswith("tp: layer kind full_attention: "), info.value.message
+    assert 'qk_norm_scope "projection"' in info.value.message
+
+
 def test_config_argument_errors(context, tmp_path):
     with pytest.raises(attnc.ConfigError, match="is not a file"):
         attnc.compile(str(tmp_path / "missing.json"), context=context)

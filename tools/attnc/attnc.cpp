@@ -55,10 +55,11 @@ const char *kLayoutUsage =
 const char *kImportUsage =
     "usage: attnc import <config.json> [--tp N --rank R] [--dtype bf16|fp16]\n"
     "                    [--kv-dtype bf16|fp16|fp8] [--block-size N]\n"
-    "                    [--emit=layer|kernel] [--arch sm_90a] [-o FILE]\n"
+    "                    [--emit=layer|kernel|spec] [--arch sm_90a] [-o FILE]\n"
     "                    [--json]\n"
     "  the layers in the attn dialect, one function per layer kind;\n"
     "  --emit=kernel runs attnc-pipeline and prints the kernel form;\n"
+    "  --emit=spec prints the imported config as an attnc spec;\n"
     "  --block-size is a power of two in [1, 1024] (default 16); --json\n"
     "  prints a summary (and the IR, unless -o names a file) as JSON\n";
 const char *kCompileUsage =
@@ -353,6 +354,9 @@ int runLayout(int argc, char **argv) {
   attnc::Result<attnc::ModelConfig> config = attnc::importModelConfigFile(path);
   if (!config)
     return configError(path, config.status());
+  if (attnc::Status split = attnc::checkTensorParallel(*config, tp);
+      !split.ok())
+    return fail(kExitBadInput, path + ": --" + split.message());
 
   std::vector<int64_t> ranks;
   if (rank >= 0 || args.values.count("--rank"))
@@ -513,12 +517,23 @@ int runImport(int argc, char **argv) {
   std::string emit = "layer";
   if (auto it = args.values.find("--emit"); it != args.values.end())
     emit = it->second;
-  if (emit != "layer" && emit != "kernel")
+  if (emit != "layer" && emit != "kernel" && emit != "spec")
     return fail(kExitBadInput,
-                "--emit: must be layer or kernel, got '" + emit + "'");
+                "--emit: must be layer, kernel or spec, got '" + emit + "'");
   if (args.values.count("--arch") && emit != "kernel")
     return fail(kExitBadInput, "--arch: only meaningful with --emit=kernel");
 
+  if (attnc::Status split = attnc::checkTensorParallel(*config, options.tp);
+      !split.ok())
+    return fail(kExitBadInput, path + ": --" + split.message());
+  if (emit == "spec") {
+    // What the importer read, every field spelled out (the whole model: the
+    // spec has no tensor-parallel form).
+    if (args.values.count("-o") || gJson)
+      return fail(kExitBadInput, "--emit=spec: prints to stdout; no -o or --json");
+    std::fputs(attnc::toSpecJson(*config).c_str(), stdout);
+    return kExitOk;
+  }
   mlir::MLIRContext context;
   auto module = attnc::buildModelModule(context, *config, options);
   if (!module)

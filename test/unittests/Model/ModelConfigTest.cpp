@@ -480,7 +480,8 @@ TEST(ModelConfigExamples, MiMoV2Flash) {
   EXPECT_FALSE(full.sinks);
   EXPECT_TRUE(swa.sinks);
   EXPECT_EQ(full.sliding_window, 0);
-  EXPECT_EQ(swa.sliding_window, 128);
+  // sliding_window_size 128 previous tokens + the query (MiMoV2FlashConfig).
+  EXPECT_EQ(swa.sliding_window, 129);
   for (const LayerKind *k : {&full, &swa}) {
     EXPECT_EQ(k->qk_norm, NormStyle::None);
     EXPECT_DOUBLE_EQ(k->norm_eps, 1e-5); // layernorm_epsilon
@@ -546,7 +547,7 @@ TEST(ModelConfigFamilies, LlamaIgnoresSlidingWindow) {
 
 TEST(ModelConfigFamilies, Qwen3SlidingFromMaxWindowLayers) {
   json config = llamaBase();
-  config["model_type"] = "qwen3_moe";
+  config["model_type"] = "qwen3";
   config["use_sliding_window"] = true;
   config["sliding_window"] = 2048;
   config["max_window_layers"] = 3;
@@ -556,6 +557,25 @@ TEST(ModelConfigFamilies, Qwen3SlidingFromMaxWindowLayers) {
   EXPECT_EQ(c.kinds[1].layers, std::vector<int64_t>{3});
   EXPECT_EQ(c.kinds[1].sliding_window, 2048);
   EXPECT_EQ(c.kinds[1].qk_norm, NormStyle::Plain);
+}
+
+TEST(ModelConfigFamilies, Qwen3MoeSlidesEveryLayer) {
+  // Qwen3MoeConfig has no layer_types and no max_window_layers rule: with
+  // use_sliding_window one sliding mask serves every layer.
+  json config = llamaBase();
+  config["model_type"] = "qwen3_moe";
+  config["use_sliding_window"] = true;
+  config["sliding_window"] = 2048;
+  config["max_window_layers"] = 3;
+  IMPORT_TEXT(c, config.dump());
+  ASSERT_EQ(c.kinds.size(), 1u);
+  EXPECT_EQ(c.kinds[0].name, "sliding_attention");
+  EXPECT_EQ(c.kinds[0].layers, range(0, 4));
+  EXPECT_EQ(c.kinds[0].sliding_window, 2048);
+  config["use_sliding_window"] = false;
+  IMPORT_TEXT(off, config.dump());
+  ASSERT_EQ(off.kinds.size(), 1u);
+  EXPECT_EQ(off.kinds[0].sliding_window, 0);
 }
 
 TEST(ModelConfigFamilies, QwenNextGateCanBeTurnedOff) {
@@ -572,6 +592,8 @@ TEST(ModelConfigFamilies, QwenNextGateCanBeTurnedOff) {
 TEST(ModelConfigFamilies, GemmaLayerTypesAndDefaults) {
   // layer_types wins over the pattern; absent keys take Gemma3TextConfig
   // defaults (head_dim 256, window 4096, query_pre_attn_scalar 256).
+  // Gemma3Attention does not pass attn_logit_softcapping to the attention,
+  // so a value in the config does not soft-cap (Gemma 2 does).
   json text = {{"model_type", "gemma3_text"},
                {"num_attention_heads", 8},
                {"num_key_value_heads", 4},
@@ -591,7 +613,7 @@ TEST(ModelConfigFamilies, GemmaLayerTypesAndDefaults) {
   EXPECT_DOUBLE_EQ(c.kinds[0].rope.theta, 1e6);
   EXPECT_DOUBLE_EQ(c.kinds[1].rope.theta, 20000.0);
   EXPECT_DOUBLE_EQ(c.kinds[0].softmax_scale, 1.0 / 16.0);
-  EXPECT_DOUBLE_EQ(c.kinds[1].logit_softcap, 50.0);
+  EXPECT_DOUBLE_EQ(c.kinds[1].logit_softcap, 0.0);
 }
 
 TEST(ModelConfigFamilies, RopeParametersPerLayerType) {
@@ -977,6 +999,10 @@ TEST(ModelConfigErrors, WrongTypes) {
   EXPECT_TRUE(failsWith(oss, "layer_types[3]", "must be a string"));
   oss = exampleJson("gpt-oss-20b.json");
   oss["layer_types"][5] = "chunked_attention";
+  EXPECT_TRUE(failsWith(oss, "attention_chunk_size",
+                        "required field is missing (the model has "
+                        "chunked_attention layers)"));
+  oss["layer_types"][5] = "hybrid_attention";
   EXPECT_TRUE(failsWith(oss, "layer_types[5]", "unsupported layer type"));
   oss = exampleJson("gpt-oss-20b.json");
   oss["layer_types"].erase(0);
@@ -989,20 +1015,27 @@ TEST(ModelConfigErrors, WrongTypes) {
 
 TEST(ModelConfigErrors, UnsupportedOrInconsistentValues) {
   json config = llamaBase();
-  config["rope_scaling"] = {{"rope_type", "longrope"}, {"factor", 4.0}};
+  config["rope_scaling"] = {{"rope_type", "proportional"}, {"factor", 4.0}};
   EXPECT_TRUE(failsWith(config, "rope_scaling.rope_type",
-                        "unsupported rope scaling type \"longrope\""));
+                        "unsupported rope scaling type \"proportional\""));
+  config["rope_scaling"] = {{"rope_type", "longrope"}, {"factor", 4.0}};
+  EXPECT_TRUE(failsWith(config, "rope_scaling.short_factor",
+                        "required field is missing (rope scaling longrope)"));
   config["rope_scaling"] = {
-      {"rope_type", "yarn"}, {"factor", 4.0}, {"attention_factor", 1.2}};
-  EXPECT_TRUE(
-      failsWith(config, "rope_scaling.attention_factor", "not supported"));
+      {"rope_type", "yarn"}, {"factor", 4.0}, {"attention_factor", -1.2}};
+  EXPECT_TRUE(failsWith(config, "rope_scaling.attention_factor", "must be > 0"));
   config["rope_scaling"] = {{"rope_type", "llama3"},
                             {"factor", 8.0},
                             {"original_max_position_embeddings", 8192},
                             {"low_freq_factor", 4.0},
-                            {"high_freq_factor", 4.0}};
+                            {"high_freq_factor", 2.0}};
   EXPECT_TRUE(failsWith(config, "rope_scaling.high_freq_factor",
                         "must be > low_freq_factor"));
+  // Equal factors (Llama 4) are a step the dialect's llama3 does not take:
+  // refused naming it.
+  config["rope_scaling"]["high_freq_factor"] = 4.0;
+  EXPECT_TRUE(failsWith(config, "rope_scaling.high_freq_factor",
+                        "high_freq_factor == low_freq_factor"));
   json mimo = exampleJson("mimo-v2-flash.json");
   mimo["sliding_window_size"] = 256;
   EXPECT_TRUE(

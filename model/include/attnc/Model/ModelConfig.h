@@ -109,7 +109,8 @@ struct LayerKind {
   /// LayerNorm only: a bias of the weight's shape follows the weight.
   bool qk_norm_bias = false;
   double norm_eps = 1e-6;
-  /// Norm before rope (all supported families); kept explicit for the fuser.
+  /// Norm before rope (most families); false: after it (Hunyuan, Llama 4).
+  /// Always true without a q/k norm or without rope.
   bool norm_before_rope = true;
   RopeConfig rope;
   /// Keys visible to a query: 0 = unlimited, else the window size.
@@ -151,6 +152,13 @@ Result<ModelConfig> importModelConfig(std::string_view json_text);
 /// Reads a file then importModelConfig; an unreadable or empty file is an
 /// error naming the path.
 Result<ModelConfig> importModelConfigFile(const std::string &path);
+
+/// Whether the model's layers can be split over `tp` tensor-parallel ranks
+/// as far as the attention math goes (the head counts are the layout
+/// library's rule, computeRankShard). A q/k norm over the whole projection
+/// (NormScope::Projection) needs every head on one rank, so tp > 1 is refused
+/// naming the kind and the feature; the error's field is "tp".
+Status checkTensorParallel(const ModelConfig &config, int64_t tp);
 
 /// Serialises to the attnc spec form (JSON text, every field spelled out);
 /// importModelConfig(toSpecJson(c)) reproduces c.
