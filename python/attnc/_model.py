@@ -194,6 +194,17 @@ class Kernel:
                                              ctypes.byref(data), ctypes.byref(size)))
         return ctypes.string_at(data, size.value)
 
+    def ptx(self, arch: Optional[str] = None) -> str:
+        """The kernel's PTX for `arch` (default: the first arch); empty for
+        a kernel loaded from a bundle, which keeps cubins only."""
+        lib = self._lib
+        handle = ctypes.c_void_p(self._set)
+        if arch is None:
+            arch = _decode(lib.attnc_kernel_set_arch(handle, 0))
+        text = ctypes.c_char_p()
+        lib.check(lib.attnc_kernel_set_ptx(handle, arch.encode(), ctypes.byref(text)))
+        return _decode(text.value)
+
 
 # Argument name -> the model feature it belongs to (for error messages).
 _PREPROCESS_FEATURES = {

@@ -133,10 +133,10 @@ template <class Config> struct Kernel {
     kPerHeadNormWeights = Config::norm_scope != NormScope::head && Config::norm_style != NormStyle::unweighted,
   };
   /// Whether kind kKind (0 q, 1 k) has a norm stage, and a bias.
-  template <int kKind> static constexpr bool has_norm() {
+  template <int kKind> static constexpr __host__ __device__ bool has_norm() {
     return kKind == 0 ? Config::has_q_norm : kKind == 1 ? Config::has_k_norm : false;
   }
-  template <int kKind> static constexpr bool has_norm_bias() {
+  template <int kKind> static constexpr __host__ __device__ bool has_norm_bias() {
     return kKind == 0 ? Config::has_q_norm_bias : kKind == 1 ? Config::has_k_norm_bias : false;
   }
   enum : long long {
@@ -241,7 +241,7 @@ template <class Config> struct Kernel {
         for (int c = 0; c < kChunks; ++c)
 #pragma unroll
           for (int i = 0; i < kVectorWidth; ++i) {
-            float y = (x[c][i] - mean) * inv_std;
+            float y = (kCenteredNorm ? x[c][i] - mean : x[c][i]) * inv_std;
             if constexpr (kWeightedNorm) {
               const float wi = attnc::to_float(weight[c].v[i]);
               y *= kGemma ? 1.0f + wi : wi;
