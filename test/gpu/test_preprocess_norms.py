@@ -10,10 +10,11 @@ the projection, or without the mean) is off by far more than bf16 rounding;
 outputs are poisoned (q_out NaN, caches 0xFF bytes) before each run and the
 rows the kernel must not write are checked to still hold the poison."""
 
+import numpy as np
 import pytest
 
 from attnc_gpu_reference import (assert_close, assert_finite, assert_fp8_close,
-                                 apply_rope, fused_columns, qk_norm, rope_cos_sin, torch)
+                                 apply_rope, fused_columns, qk_norm, rope_inv_freq, torch)
 from attnc_norm_layers import NORM_LAYER, NormCase, norm_cases
 
 CASES = norm_cases()
@@ -87,7 +88,7 @@ def reference(case: NormCase, qkv, positions, params):
     hq, hkv, dqk, dv = case.hq, case.hkv, case.dqk, case.dv
     q_cols, k_cols, v_cols, _, _ = fused_columns(hq, hkv, dqk, dv, "none")
     x = qkv.double()
-    cols = lambda c: torch.from_numpy(c).cuda()  # noqa: E731
+    cols = lambda c: torch.from_numpy(c).to(qkv.device)  # noqa: E731
     q, k, v = x[:, cols(q_cols)], x[:, cols(k_cols)], x[:, cols(v_cols)]
 
     def norm(t, which):
@@ -97,9 +98,12 @@ def reference(case: NormCase, qkv, positions, params):
     def rope(t):
         if not case.rope:
             return t
-        cos, sin = rope_cos_sin(positions.cpu().numpy(), case.rotary, THETA, None,
-                                device="cuda")
-        return apply_rope(t, cos.double(), sin.double(), case.rope, 0, case.rotary)
+        # Angles, cos and sin in float64 (no scaling: factor 1).
+        inv_freq, _ = rope_inv_freq(case.rotary, THETA, None)
+        angles = positions.cpu().numpy().astype(np.float64)[:, None] * inv_freq[None, :]
+        cos = torch.from_numpy(np.cos(angles)).to(t.device)
+        sin = torch.from_numpy(np.sin(angles)).to(t.device)
+        return apply_rope(t, cos, sin, case.rope, 0, case.rotary)
 
     if case.after_rope:
         q, k = norm(rope(q), "q"), norm(rope(k), "k")
@@ -156,8 +160,8 @@ def test_norm_variant(attnc_context, case, generator):
     check_cache("v_cache", v_cache, case.hkv, case.dv, slots, v, case)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.scope == "projection"
-                                  or c.style == "layernorm"][:4], ids=lambda c: c.id())
+@pytest.mark.parametrize("case", [c for c in CASES if c.scope == "projection"][:2] +
+                         [c for c in CASES if c.style == "layernorm"], ids=lambda c: c.id())
 def test_reference_discriminates(case, generator):
     """The inputs make the variants differ by far more than the tolerance:
     statistics per head instead of over the projection, or without the
