@@ -193,3 +193,29 @@ def test_plan_binds_biases(attnc_context, generator):
     q, k, _ = reference(case, qkv, positions, params)
     assert_close("q_out", q_out, q.float(), "bf16")
     check_cache("k_cache", k_cache, case.hkv, case.dqk, slots, k, case)
+
+
+def test_torch_op_takes_biases(attnc_context, generator):
+    """torch.ops.attnc.preprocess passes the LayerNorm biases (its last two,
+    optional arguments) to a kernel that has them (Persimmon, fp8 cache)."""
+    import attnc.torch_ops as ops
+    ops.load()
+    case = next(c for c in CASES if c.family == "persimmon")
+    model = model_for(attnc_context, case)
+    qkv, positions, slots, num_blocks, params = make_inputs(case, generator)
+    k_cache = poisoned_cache(num_blocks, case.hkv, case.dqk, case.cache)
+    v_cache = poisoned_cache(num_blocks, case.hkv, case.dv, case.cache)
+    q_out = torch.full((case.tokens, case.hq, case.dqk), float("nan"), dtype=torch.bfloat16,
+                       device="cuda")
+    k_scale = torch.tensor(K_SCALE, dtype=torch.float32, device="cuda")
+    v_scale = torch.tensor(V_SCALE, dtype=torch.float32, device="cuda")
+    binding = ops.binding(model, NORM_LAYER, "preprocess")
+    torch.ops.attnc.preprocess(binding, qkv, slots, k_cache, v_cache, positions,
+                               params["q_norm_weight"], params["k_norm_weight"], k_scale,
+                               v_scale, q_out, None, params["q_norm_bias"],
+                               params["k_norm_bias"])
+    torch.cuda.synchronize()
+    q, k, v = reference(case, qkv, positions, params)
+    assert_close("q_out", q_out, q.float(), "bf16")
+    check_cache("k_cache", k_cache, case.hkv, case.dqk, slots, k, case)
+    check_cache("v_cache", v_cache, case.hkv, case.dv, slots, v, case)
