@@ -10,11 +10,10 @@ the projection, or without the mean) is off by far more than bf16 rounding;
 outputs are poisoned (q_out NaN, caches 0xFF bytes) before each run and the
 rows the kernel must not write are checked to still hold the poison."""
 
-import numpy as np
 import pytest
 
-from attnc_gpu_reference import (assert_close, assert_finite, assert_fp8_close,
-                                 apply_rope, fused_columns, qk_norm, rope_inv_freq, torch)
+from attnc_gpu_reference import (apply_rope, assert_close, assert_finite, assert_fp8_close,
+                                 fused_columns, np, qk_norm, rope_inv_freq, torch)
 from attnc_norm_layers import NORM_LAYER, NormCase, norm_cases
 
 CASES = norm_cases()
