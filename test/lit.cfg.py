@@ -27,3 +27,12 @@ llvm_config.add_tool_substitutions(["attn-opt", "attn-translate", "attnc"], [con
 # Full paths for tests that inspect the binaries themselves (ldd).
 config.substitutions.append(("%attn_opt_path", os.path.join(config.attnc_tools_dir, "attn-opt")))
 config.substitutions.append(("%attnc_path", os.path.join(config.attnc_tools_dir, "attnc")))
+
+# ptxas (the CUDA toolkit's, when installed): explain-ptxas.test compares
+# the registers attnc reads from a cubin with ptxas -v's report.
+import shutil
+ptxas = shutil.which("ptxas") or next(
+    (p for p in ("/usr/local/cuda/bin/ptxas",) if os.path.exists(p)), None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))

@@ -38,9 +38,11 @@ struct AttentionLayer {
   std::string name;
   StringRef activation, cache;
   int64_t numQHeads, numKvHeads, qkHeadDim, vHeadDim, groupSize;
-  int64_t window;
+  int64_t window, chunk;
   double softcap, valueScale;
   bool sinks, fp8, gate, causal;
+  /// The gate has one value per query head ([tokens, Hq, 1]).
+  bool gateHeadScalar;
 
   AttentionLayer(func::FuncOp function, PagedAttentionOp op,
                  OutputGateOp gateOp, AttentionEmissionAttr emission)
@@ -52,11 +54,13 @@ struct AttentionLayer {
         qkHeadDim(cast<RankedTensorType>(op.getQuery().getType()).getDimSize(2)),
         vHeadDim(cast<RankedTensorType>(op.getVCache().getType()).getDimSize(3)),
         groupSize(emission.getGroupSize()),
-        window(op.getSlidingWindow()),
+        window(op.getSlidingWindow()), chunk(op.getAttentionChunk()),
         softcap(op.getLogitSoftcap().convertToDouble()),
         valueScale(op.getValueScale().convertToDouble()),
         sinks(static_cast<bool>(op.getSinks())), fp8(cache == "fp8_e4m3"),
-        gate(static_cast<bool>(gateOp)), causal(op.getCausal()) {}
+        gate(static_cast<bool>(gateOp)), causal(op.getCausal()),
+        gateHeadScalar(gateOp && gateOp.getGate().getType() !=
+                                     gateOp.getInput().getType()) {}
 };
 
 /// The comment block that opens every attention kernel's source: the layer,
@@ -75,6 +79,8 @@ void printAttentionHeader(llvm::raw_ostream &os, const AttentionLayer &layer,
      << (layer.causal ? " causal" : " non-causal");
   if (layer.window)
     os << " sliding_window=" << layer.window;
+  if (layer.chunk)
+    os << " attention_chunk=" << layer.chunk;
   if (layer.sinks)
     os << " sinks";
   if (layer.softcap > 0)
@@ -192,11 +198,15 @@ void printLayerConfig(llvm::raw_ostream &os, const AttentionLayer &layer,
               floatLiteral(op.getSoftmaxScale().convertToDouble()));
   printMember(os, "bool", "kCausal", boolLiteral(layer.causal));
   printMember(os, "int", "kSlidingWindow", layer.window, "0: none");
+  printMember(os, "int", "kAttentionChunk", layer.chunk,
+              "0: none; else a query sees its chunk's keys only");
   printMember(os, "bool", "kSinks", boolLiteral(layer.sinks));
   printMember(os, "bool", "kFp8", boolLiteral(layer.fp8),
               "k_scale / v_scale dequantise the cache");
   printMember(os, "bool", "kGate", boolLiteral(layer.gate),
               "output * sigmoid(gate)");
+  printMember(os, "bool", "kGateHeadScalar", boolLiteral(layer.gateHeadScalar),
+              "one gate value per query head");
   printMember(os, "bool", "kHasSoftcap", boolLiteral(layer.softcap > 0));
   printMember(os, "float", "kSoftcap",
               floatLiteral(layer.softcap > 0 ? layer.softcap : 0.0));

@@ -63,6 +63,7 @@ double yarnMscale(double factor, double mscale) {
 /// cos and sin (yarn's attention factor; 1 otherwise).
 void computeRopeTable(int64_t rotaryDim, double theta, RopeScalingAttr scaling,
                       SmallVectorImpl<double> &invFreq,
+                      SmallVectorImpl<double> &invFreqLong,
                       double &attentionFactor) {
   int64_t half = rotaryDim / 2;
   invFreq.resize(half);
@@ -99,6 +100,27 @@ void computeRopeTable(int64_t rotaryDim, double theta, RopeScalingAttr scaling,
     }
     return;
   }
+  case RopeScalingKind::longrope: {
+    // Phi-3: each inverse frequency divided by its factor, the short list
+    // below original_max_position and the long one from there on.
+    // Hugging Face's default attention factor grows with the context
+    // extension factor (_compute_longrope_parameters).
+    double original = static_cast<double>(scaling.getOriginalMaxPosition());
+    invFreqLong.assign(invFreq.begin(), invFreq.end());
+    ArrayRef<double> shortFactor = scaling.getShortFactor().asArrayRef();
+    ArrayRef<double> longFactor = scaling.getLongFactor().asArrayRef();
+    for (int64_t i = 0; i < half; ++i) {
+      invFreq[i] /= shortFactor[i];
+      invFreqLong[i] /= longFactor[i];
+    }
+    attentionFactor =
+        scaling.getAttentionFactor() != 0
+            ? scaling.getAttentionFactor().value
+            : (factor <= 1.0
+                   ? 1.0
+                   : std::sqrt(1.0 + std::log(factor) / std::log(original)));
+    return;
+  }
   case RopeScalingKind::yarn: {
     double original = static_cast<double>(scaling.getOriginalMaxPosition());
     double mscale = scaling.getMscale(), mscaleAllDim = scaling.getMscaleAllDim();
@@ -106,6 +128,8 @@ void computeRopeTable(int64_t rotaryDim, double theta, RopeScalingAttr scaling,
                           ? yarnMscale(factor, mscale) /
                                 yarnMscale(factor, mscaleAllDim)
                           : yarnMscale(factor, 1.0);
+    if (scaling.getAttentionFactor() != 0)
+      attentionFactor = scaling.getAttentionFactor().value;
     auto correctionDim = [&](double rotations) {
       return rotaryDim * std::log(original / (rotations * 2.0 * M_PI)) /
              (2.0 * std::log(theta));
@@ -254,20 +278,34 @@ LogicalResult prepare(FusedPreprocessOp op) {
     gateOffset = gate->offset;
     gateHeadStride = gate->head_stride;
   }
-  DenseF64ArrayAttr invFreqAttr;
+  DenseF64ArrayAttr invFreqAttr, invFreqLongAttr;
+  int64_t longFrom = 0;
   double attentionFactor = 1.0;
   if (op.hasStage(PreprocessStage::rope)) {
-    SmallVector<double> invFreq;
+    SmallVector<double> invFreq, invFreqLong;
     computeRopeTable(*op.getRotaryDim(), op.getThetaAttr().getValueAsDouble(),
-                     op.getScalingAttr(), invFreq, attentionFactor);
+                     op.getScalingAttr(), invFreq, invFreqLong,
+                     attentionFactor);
     invFreqAttr = b.getDenseF64ArrayAttr(invFreq);
-    if (failed(checkFloatConstant(op, "the rope attention factor (yarn mscale)",
+    if (!invFreqLong.empty()) {
+      invFreqLongAttr = b.getDenseF64ArrayAttr(invFreqLong);
+      longFrom = op.getScalingAttr().getOriginalMaxPosition();
+    }
+    if (failed(checkFloatConstant(op, "the rope attention factor",
                                   attentionFactor)))
       return failure();
-    for (double frequency : invFreq)
+    for (double frequency : llvm::concat<double>(invFreq, invFreqLong))
       if (failed(checkFloatConstant(op, "a rope inverse frequency", frequency)))
         return failure();
   }
+  if (op.hasStage(PreprocessStage::q_temperature) &&
+      (failed(checkFloatConstant(
+           op, "temperature_floor_scale",
+           op.getTemperatureFloorScaleAttr().getValueAsDouble())) ||
+       failed(checkFloatConstant(
+           op, "temperature_scale",
+           op.getTemperatureScaleAttr().getValueAsDouble()))))
+    return failure();
   if ((op.hasStage(PreprocessStage::q_norm) ||
        op.hasStage(PreprocessStage::k_norm)) &&
       failed(checkFloatConstant(op, "norm_eps",
@@ -279,7 +317,7 @@ LogicalResult prepare(FusedPreprocessOp op) {
                   cacheName(cacheElement), blockSizeOf(op.getKCache()),
                   layout->width, q->offset, q->head_stride, k->offset,
                   v->offset, gateOffset, gateHeadStride, invFreqAttr,
-                  attentionFactor));
+                  attentionFactor, invFreqLongAttr, longFrom));
   return success();
 }
 

@@ -32,6 +32,7 @@ struct PreprocessKernel {
         qNorm(op.hasStage(PreprocessStage::q_norm)),
         kNorm(op.hasStage(PreprocessStage::k_norm)),
         rope(op.hasStage(PreprocessStage::rope)),
+        temperature(op.hasStage(PreprocessStage::q_temperature)),
         gate(static_cast<bool>(op.getGate())),
         fp8(emission.getCache() == "fp8_e4m3") {}
 
@@ -40,7 +41,7 @@ struct PreprocessKernel {
   PreprocessScheduleAttr schedule;
   PreprocessEmissionAttr emission;
   std::string name;
-  bool qNorm, kNorm, rope, gate, fp8;
+  bool qNorm, kNorm, rope, temperature, gate, fp8;
 };
 
 /// The configuration, features, layout and schedule, for the reader.
@@ -76,6 +77,11 @@ void printHeaderComment(raw_ostream &os, const PreprocessKernel &k) {
        << " rotary_offset=" << *op.getRotaryOffset()
        << " theta=" << literal(op.getThetaAttr().getValueAsDouble())
        << " scaling=" << describeScaling(op.getScalingAttr()) << "\n";
+  if (k.temperature)
+    os << "//   q temperature: log(floor((pos + 1) / "
+       << literal(op.getTemperatureFloorScaleAttr().getValueAsDouble())
+       << ") + 1) * "
+       << literal(op.getTemperatureScaleAttr().getValueAsDouble()) << " + 1\n";
   os << "//   activation " << emission.getActivation() << ", cache "
      << emission.getCache() << " (block_size " << emission.getBlockSize()
      << ")\n"
@@ -104,13 +110,23 @@ void printMember(raw_ostream &os, StringRef type, StringRef name,
 }
 
 /// The rope table, in constant memory (a Config member function reads it).
-void printInvFreqTable(raw_ostream &os, const PreprocessKernel &k) {
-  DenseF64ArrayAttr invFreq = k.emission.getInvFreq();
-  os << "// Inverse frequencies (scaling applied), computed in double.\n"
-     << "__constant__ double rope_inv_freq[" << invFreq.size() << "] = {";
+void printInvFreqTable(raw_ostream &os, StringRef name,
+                       DenseF64ArrayAttr invFreq) {
+  os << "__constant__ double " << name << "[" << invFreq.size() << "] = {";
   for (auto [i, value] : llvm::enumerate(invFreq.asArrayRef()))
     os << (i % 4 ? " " : "\n    ") << literal(value) << ",";
   os << "\n};\n\n";
+}
+
+/// The rope tables: the inverse frequencies, and longrope's second table.
+void printInvFreqTables(raw_ostream &os, const PreprocessKernel &k) {
+  os << "// Inverse frequencies (scaling applied), computed in double.\n";
+  printInvFreqTable(os, "rope_inv_freq", k.emission.getInvFreq());
+  if (DenseF64ArrayAttr invFreqLong = k.emission.getInvFreqLong()) {
+    os << "// From position " << k.emission.getRopeLongFrom()
+       << " on (longrope's long factors).\n";
+    printInvFreqTable(os, "rope_inv_freq_long", invFreqLong);
+  }
 }
 
 /// The members of the features the kernel has (attnc::preprocess::Defaults
@@ -128,6 +144,8 @@ void printFeatureMembers(raw_ostream &os, const PreprocessKernel &k) {
                 *k.emission.getGateOffset());
     printMember(os, "long long", "gate_head_stride",
                 *k.emission.getGateHeadStride());
+    if (op.getGateLayout() == GateLayout::head_scalar)
+      printMember(os, "bool", "gate_head_scalar", "true");
   }
   if (k.qNorm || k.kNorm) {
     printMember(os, "auto", "norm_style",
@@ -146,8 +164,16 @@ void printFeatureMembers(raw_ostream &os, const PreprocessKernel &k) {
     if (op.getKNormBias())
       printMember(os, "bool", "has_k_norm_bias", "true");
   }
-  if (k.rope) {
+  if (k.rope || k.temperature)
     os << "  using position_t = " << indexCudaType(op.getPositions()) << ";\n";
+  if (k.temperature) {
+    printMember(os, "bool", "has_q_temperature", "true");
+    printMember(os, "double", "temperature_floor_scale",
+                literal(op.getTemperatureFloorScaleAttr().getValueAsDouble()));
+    printMember(os, "float", "temperature_scale",
+                floatLiteral(op.getTemperatureScaleAttr().getValueAsDouble()));
+  }
+  if (k.rope) {
     printMember(os, "auto", "rope_style",
                 std::string("attnc::preprocess::RopeStyle::") +
                     stringifyRopeStyle(*op.getRopeStyle()).str());
@@ -157,6 +183,12 @@ void printFeatureMembers(raw_ostream &os, const PreprocessKernel &k) {
                 floatLiteral(k.emission.getRopeAttentionFactor().value));
     os << "  static __device__ __forceinline__ double inv_freq(int i) { return "
           "rope_inv_freq[i]; }\n";
+    if (k.emission.getInvFreqLong()) {
+      printMember(os, "long long", "rope_long_from",
+                  k.emission.getRopeLongFrom());
+      os << "  static __device__ __forceinline__ double inv_freq_long(int i) "
+            "{ return rope_inv_freq_long[i]; }\n";
+    }
   }
 }
 
@@ -213,7 +245,7 @@ SmallVector<EmittedParam> kernelParams(const PreprocessKernel &k) {
                   outputParam("v_cache", cache,
                               abiShape(op.getVCache(), {"num_blocks"}),
                               "Config::cache_t")));
-  if (k.rope)
+  if (k.rope || k.temperature)
     params.push_back(inputParam("positions", indexAbiType(op.getPositions()),
                                 abiShape(op.getPositions(), {"num_tokens"}),
                                 "Config::position_t"));
@@ -274,6 +306,12 @@ FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
       (kernel.rope && emission.getInvFreq().size() != *op.getRotaryDim() / 2))
     return op.emitOpError() << "attn.emission has inv_freq (rotary_dim / 2 "
                                "values) exactly when the kernel has rope";
+  if (DenseF64ArrayAttr invFreqLong = emission.getInvFreqLong())
+    if (!kernel.rope || invFreqLong.size() != emission.getInvFreq().size() ||
+        emission.getRopeLongFrom() < 1)
+      return op.emitOpError()
+             << "attn.emission's inv_freq_long needs rope, inv_freq's length "
+                "and rope_long_from >= 1";
   SmallVector<EmittedParam> params = kernelParams(kernel);
 
   std::string source;
@@ -281,7 +319,7 @@ FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
   printHeaderComment(os, kernel);
   os << "#include \"attnc_preprocess.cuh\"\n\nnamespace {\n";
   if (kernel.rope)
-    printInvFreqTable(os, kernel);
+    printInvFreqTables(os, kernel);
   printConfig(os, kernel);
   os << "} // namespace\n\n";
   printEntryPoint(os, kernel, params);

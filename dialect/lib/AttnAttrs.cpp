@@ -67,7 +67,9 @@ RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         RopeScalingKind kind, F64 factor,
                         int64_t originalMaxPosition, F64 lowFreqFactor,
                         F64 highFreqFactor, F64 betaFast, F64 betaSlow,
-                        F64 mscale, F64 mscaleAllDim, bool truncate) {
+                        F64 mscale, F64 mscaleAllDim, bool truncate,
+                        DenseF64ArrayAttr shortFactor,
+                        DenseF64ArrayAttr longFactor, F64 attentionFactor) {
   // Every float field must be finite (a NaN would also break attribute
   // uniquing, which compares fields with ==), whether or not `kind` uses it.
   for (auto [name, value] :
@@ -76,7 +78,8 @@ RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
         {"beta_fast", betaFast},
         {"beta_slow", betaSlow},
         {"mscale", mscale},
-        {"mscale_all_dim", mscaleAllDim}})
+        {"mscale_all_dim", mscaleAllDim},
+        {"attention_factor", attentionFactor}})
     if (!std::isfinite(value))
       return emitError() << "rope_scaling " << name
                          << " must be a finite number, got "
@@ -90,7 +93,8 @@ RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "got "
                        << originalMaxPosition;
   bool needsOriginal = kind == RopeScalingKind::llama3 ||
-                       kind == RopeScalingKind::yarn;
+                       kind == RopeScalingKind::yarn ||
+                       kind == RopeScalingKind::longrope;
   if (needsOriginal && originalMaxPosition == 0)
     return emitError() << "rope_scaling original_max_position must be set (> "
                           "0) for "
@@ -109,6 +113,31 @@ RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << formatDouble(betaSlow) << ")";
   if (mscale < 0 || mscaleAllDim < 0)
     return emitError() << "rope_scaling mscale and mscale_all_dim must be >= 0";
+  if (attentionFactor < 0)
+    return emitError() << "rope_scaling attention_factor must be >= 0 (0: the "
+                          "kind's default), got "
+                       << formatDouble(attentionFactor);
+  bool longrope = kind == RopeScalingKind::longrope;
+  if (longrope != static_cast<bool>(shortFactor) ||
+      longrope != static_cast<bool>(longFactor))
+    return emitError() << "rope_scaling short_factor and long_factor are set "
+                          "exactly for longrope scaling";
+  if (longrope) {
+    if (shortFactor.empty() || shortFactor.size() != longFactor.size())
+      return emitError() << "rope_scaling short_factor and long_factor must "
+                            "be non-empty and of one length (got "
+                         << shortFactor.size() << " and " << longFactor.size()
+                         << ")";
+    for (DenseF64ArrayAttr list : {shortFactor, longFactor})
+      for (double value : list.asArrayRef())
+        if (!(value > 0) || !std::isfinite(value))
+          return emitError() << "rope_scaling short_factor and long_factor "
+                                "values must be positive finite numbers, got "
+                             << formatDouble(value);
+  }
+  if (attentionFactor != 0 && kind != RopeScalingKind::yarn && !longrope)
+    return emitError() << "rope_scaling attention_factor applies to yarn and "
+                          "longrope scaling only";
   (void)truncate;
   return success();
 }

@@ -224,7 +224,9 @@ static LogicalResult verifySplit(Operation *op, IntegerAttr numQHeadsAttr,
     return op->emitOpError()
            << "fused width (qkv dim 1) must equal num_q_heads*qk_head_dim + "
               "num_kv_heads*qk_head_dim + num_kv_heads*v_head_dim"
-           << (gateLayout == GateLayout::none ? "" : " + num_q_heads*v_head_dim")
+           << (gateLayout == GateLayout::none          ? ""
+               : gateLayout == GateLayout::head_scalar ? " + num_q_heads"
+                                                       : " + num_q_heads*v_head_dim")
            << " = " << layout->width << " for gate_layout "
            << stringifyGateLayout(gateLayout) << ", got "
            << describeDim(width);
@@ -248,8 +250,10 @@ static LogicalResult verifySplit(Operation *op, IntegerAttr numQHeadsAttr,
        "tokens x num_kv_heads x qk_head_dim"},
       {v, "v result", numKvHeads, vHeadDim,
        "tokens x num_kv_heads x v_head_dim"},
-      {gate, "gate result", numQHeads, vHeadDim,
-       "tokens x num_q_heads x v_head_dim"},
+      {gate, "gate result", numQHeads,
+       gateLayout == GateLayout::head_scalar ? 1 : vHeadDim,
+       gateLayout == GateLayout::head_scalar ? "tokens x num_q_heads x 1"
+                                             : "tokens x num_q_heads x v_head_dim"},
   };
   for (const Expect &e : expects) {
     if (!e.type)
@@ -397,7 +401,7 @@ LogicalResult RmsNormOp::verify() {
 /// the head dim of `inputType` ([tokens, heads, Dqk]), theta, positions.
 static LogicalResult verifyRotation(Operation *op, RankedTensorType inputType,
                                     int64_t rotaryDim, int64_t rotaryOffset,
-                                    double theta,
+                                    double theta, RopeScalingAttr scaling,
                                     RankedTensorType positionsType) {
   int64_t headDim = inputType.getDimSize(2);
   if (failed(checkAtLeast(op, "rotary_dim", rotaryDim, 0)) ||
@@ -415,6 +419,13 @@ static LogicalResult verifyRotation(Operation *op, RankedTensorType inputType,
   if (!(theta > 0) || !std::isfinite(theta))
     return op->emitOpError() << "theta must be a positive finite number, got "
                              << formatDouble(theta);
+  // longrope divides each of the rotary_dim / 2 inverse frequencies.
+  if (scaling && scaling.getShortFactor() &&
+      static_cast<int64_t>(scaling.getShortFactor().size()) != rotaryDim / 2)
+    return op->emitOpError()
+           << "longrope short_factor and long_factor must have rotary_dim / 2 ("
+           << rotaryDim / 2 << ") values, got "
+           << scaling.getShortFactor().size();
   if (failed(checkIndexTensor(op, "positions", positionsType, 1)) ||
       failed(checkSameDim(op, positionsType, "positions", inputType, "input", 0,
                           0, "token count (dim 0)")))
@@ -433,7 +444,7 @@ LogicalResult RopeOp::verify() {
     return failure();
   return verifyRotation(op, inputType, signedValue(getRotaryDimAttr()),
                         signedValue(getRotaryOffsetAttr()),
-                        getTheta().convertToDouble(),
+                        getTheta().convertToDouble(), getScalingAttr(),
                         cast<RankedTensorType>(getPositions().getType()));
 }
 
@@ -568,6 +579,12 @@ LogicalResult PagedAttentionOp::verify() {
     return emitOpError() << "softmax_scale must be a positive finite number, "
                             "got "
                          << formatDouble(scale);
+  if (failed(checkAtLeast(op, "attention_chunk",
+                          signedValue(getAttentionChunkAttr()), 0)))
+    return failure();
+  if (getAttentionChunk() > 0 && !getCausal())
+    return emitOpError() << "attention_chunk needs causal attention (chunks "
+                            "are counted from the query's position)";
   if (failed(checkAtLeast(op, "sliding_window",
                           signedValue(getSlidingWindowAttr()), 0)))
     return failure();
@@ -592,7 +609,76 @@ LogicalResult OutputGateOp::verify() {
     return emitOpError() << "input must have rank 3 [tokens, num_q_heads, "
                             "v_head_dim], got "
                          << type;
-  return checkActivationType(getOperation(), "input", type.getElementType());
+  if (failed(checkActivationType(getOperation(), "input", type.getElementType())))
+    return failure();
+  // The gate is the output's shape (element-wise) or one value per head.
+  auto gate = cast<RankedTensorType>(getGate().getType());
+  if (gate == type)
+    return success();
+  if (failed(checkShape(getOperation(), "gate", gate,
+                        {type.getDimSize(0), type.getDimSize(1), 1},
+                        "the input's shape, or tokens x num_q_heads x 1 (one "
+                        "value per head)")) ||
+      failed(checkSameElementType(getOperation(), "gate",
+                                  gate.getElementType(), "input",
+                                  type.getElementType())))
+    return failure();
+  return success();
+}
+
+/// `: T` when the gate's type is the output's, else `: T, G`.
+static ParseResult parseGateTypes(OpAsmParser &parser, Type &input, Type &gate,
+                                  Type &result) {
+  if (parser.parseType(input))
+    return failure();
+  result = input;
+  gate = input;
+  if (succeeded(parser.parseOptionalComma()))
+    return parser.parseType(gate);
+  return success();
+}
+
+static void printGateTypes(OpAsmPrinter &printer, Operation *, Type input,
+                           Type gate, Type) {
+  printer << input;
+  if (gate != input)
+    printer << ", " << gate;
+}
+
+//===----------------------------------------------------------------------===//
+// query_temperature
+//===----------------------------------------------------------------------===//
+
+/// floor_scale positive and scale finite (both become float constants).
+static LogicalResult verifyTemperature(Operation *op, double floorScale,
+                                       double scale) {
+  if (!(floorScale > 0) || !std::isfinite(floorScale))
+    return op->emitOpError()
+           << "temperature floor_scale must be a positive finite number, got "
+           << formatDouble(floorScale);
+  if (!std::isfinite(scale))
+    return op->emitOpError()
+           << "temperature scale must be a finite number, got "
+           << formatDouble(scale);
+  return success();
+}
+
+LogicalResult QueryTemperatureOp::verify() {
+  Operation *op = getOperation();
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  if (inputType.getRank() != 3)
+    return emitOpError() << "input must have rank 3 [tokens, heads, "
+                            "qk_head_dim], got "
+                         << inputType;
+  if (failed(checkActivationType(op, "input", inputType.getElementType())))
+    return failure();
+  auto positionsType = cast<RankedTensorType>(getPositions().getType());
+  if (failed(checkIndexTensor(op, "positions", positionsType, 1)) ||
+      failed(checkSameDim(op, positionsType, "positions", inputType, "input", 0,
+                          0, "token count (dim 0)")))
+    return failure();
+  return verifyTemperature(op, getFloorScale().convertToDouble(),
+                           getScale().convertToDouble());
 }
 
 //===----------------------------------------------------------------------===//
@@ -613,7 +699,8 @@ bool FusedPreprocessOp::normAfterRope() {
   for (auto stage : getStages().getAsRange<PreprocessStageAttr>()) {
     if (stage.getValue() == PreprocessStage::rope)
       seenRope = true;
-    else if (seenRope)
+    else if (seenRope && (stage.getValue() == PreprocessStage::q_norm ||
+                          stage.getValue() == PreprocessStage::k_norm))
       return true;
   }
   return false;
@@ -649,6 +736,7 @@ LogicalResult FusedPreprocessOp::verify() {
   bool qNorm = llvm::is_contained(stages, PreprocessStage::q_norm);
   bool kNorm = llvm::is_contained(stages, PreprocessStage::k_norm);
   bool rope = llvm::is_contained(stages, PreprocessStage::rope);
+  bool temperature = llvm::is_contained(stages, PreprocessStage::q_temperature);
   auto presence = [&](bool stage, bool present, StringRef stageName,
                       StringRef what) -> LogicalResult {
     if (stage == present)
@@ -674,8 +762,13 @@ LogicalResult FusedPreprocessOp::verify() {
                       "q_norm or k_norm", "norm_style")) ||
       failed(presence(qNorm || kNorm, static_cast<bool>(getNormEpsAttr()),
                       "q_norm or k_norm", "norm_eps")) ||
-      failed(presence(rope, static_cast<bool>(getPositions()), "rope",
-                      "positions")) ||
+      failed(presence(rope || temperature, static_cast<bool>(getPositions()),
+                      "rope or q_temperature", "positions")) ||
+      failed(presence(temperature,
+                      static_cast<bool>(getTemperatureFloorScaleAttr()),
+                      "q_temperature", "temperature_floor_scale")) ||
+      failed(presence(temperature, static_cast<bool>(getTemperatureScaleAttr()),
+                      "q_temperature", "temperature_scale")) ||
       failed(presence(rope, static_cast<bool>(getRopeStyleAttr()), "rope",
                       "rope_style")) ||
       failed(presence(rope, static_cast<bool>(getRotaryDimAttr()), "rope",
@@ -690,6 +783,16 @@ LogicalResult FusedPreprocessOp::verify() {
   if (!qNorm && !kNorm && getNormScopeAttr())
     return emitOpError()
            << "norm_scope is only allowed with the q_norm or k_norm stage";
+  if (temperature) {
+    if (stages.back() != PreprocessStage::q_temperature)
+      return emitOpError() << "q_temperature must be the last stage (it "
+                              "scales the final q)";
+    if (failed(verifyTemperature(op, getTemperatureFloorScaleAttr().getValueAsDouble(),
+                                 getTemperatureScaleAttr().getValueAsDouble())) ||
+        failed(checkIndexTensor(op, "positions",
+                                cast<RankedTensorType>(getPositions().getType()), 1)))
+      return failure();
+  }
   // q and k are normalised on the same side of the rotation: the kernel
   // applies the stages in one order to both.
   if (qNorm && kNorm && rope) {
@@ -717,7 +820,7 @@ LogicalResult FusedPreprocessOp::verify() {
   if (rope && failed(verifyRotation(
                   op, kType, signedValue(getRotaryDimAttr()),
                   signedValue(getRotaryOffsetAttr()),
-                  getThetaAttr().getValueAsDouble(),
+                  getThetaAttr().getValueAsDouble(), getScalingAttr(),
                   cast<RankedTensorType>(getPositions().getType()))))
     return failure();
   return verifyCacheWrite(op, kType, vType, getSlotMapping(), getKCache(),

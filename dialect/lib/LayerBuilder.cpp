@@ -29,6 +29,8 @@ attn::GateLayout toAttr(GateLayout layout) {
     return attn::GateLayout::qkvg;
   case GateLayout::InterleavedWithQ:
     return attn::GateLayout::interleaved;
+  case GateLayout::HeadScalar:
+    return attn::GateLayout::head_scalar;
   }
   return attn::GateLayout::none;
 }
@@ -45,6 +47,8 @@ attn::RopeScalingKind toAttr(RopeScalingKind kind) {
     return attn::RopeScalingKind::yarn;
   case RopeScalingKind::DynamicNtk:
     return attn::RopeScalingKind::dynamic;
+  case RopeScalingKind::LongRope:
+    return attn::RopeScalingKind::longrope;
   }
   return attn::RopeScalingKind::none;
 }
@@ -114,7 +118,8 @@ public:
     // Arguments in a fixed order; optional ones only when the feature exists.
     addArg("qkv", tensor({dyn, layout.width}, activation));
     bool hasRope = kind.rope.style != RopeStyle::None && kind.rope.rotary_dim > 0;
-    if (hasRope)
+    bool hasTemperature = kind.query_temperature.floor_scale > 0;
+    if (hasRope || hasTemperature)
       addArg("positions", tensor({dyn}, i64));
     addArg("slot_mapping", tensor({dyn}, i64));
     addArg("k_cache", kCacheType);
@@ -173,8 +178,9 @@ public:
     SmallVector<Type> splitTypes = {tensor({dyn, hq, dqk}, activation),
                                     tensor({dyn, hkv, dqk}, activation),
                                     tensor({dyn, hkv, dv}, activation)};
-    Type gateType = heads.gate == GateLayout::None
-                        ? Type()
+    Type gateType = heads.gate == GateLayout::None ? Type()
+                    : heads.gate == GateLayout::HeadScalar
+                        ? tensor({dyn, hq, 1}, activation)
                         : tensor({dyn, hq, dv}, activation);
     auto split = attn::QkvSplitOp::create(
         b, loc, splitTypes[0], splitTypes[1], splitTypes[2], gateType,
@@ -199,7 +205,14 @@ public:
         scaling = attn::RopeScalingAttr::get(
             context, toAttr(s.kind), s.factor, s.original_max_position,
             s.low_freq_factor, s.high_freq_factor, s.beta_fast, s.beta_slow,
-            s.mscale, s.mscale_all_dim, s.truncate);
+            s.mscale, s.mscale_all_dim, s.truncate,
+            s.kind == RopeScalingKind::LongRope
+                ? b.getDenseF64ArrayAttr(s.short_factor)
+                : DenseF64ArrayAttr(),
+            s.kind == RopeScalingKind::LongRope
+                ? b.getDenseF64ArrayAttr(s.long_factor)
+                : DenseF64ArrayAttr(),
+            s.attention_factor);
       auto style = kind.rope.style == RopeStyle::Gptj ? attn::RopeStyle::gptj
                                                       : attn::RopeStyle::neox;
       auto rope = [&](Value x) -> Value {
@@ -213,6 +226,11 @@ public:
     }
     if (hasNorm && !kind.norm_before_rope)
       norm();
+    if (hasTemperature)
+      q = attn::QueryTemperatureOp::create(
+          b, loc, q, arg("positions"),
+          llvm::APFloat(kind.query_temperature.floor_scale),
+          llvm::APFloat(kind.query_temperature.scale));
 
     auto write = attn::CacheWriteOp::create(
         b, loc, k, v, arg("slot_mapping"), arg("k_cache"), arg("v_cache"),
@@ -226,7 +244,7 @@ public:
         arg("sinks"), arg("k_scale"), arg("v_scale"), llvm::APFloat(scale),
         /*causal=*/true, static_cast<uint64_t>(kind.sliding_window),
         llvm::APFloat(kind.logit_softcap), llvm::APFloat(kind.value_scale),
-        /*schedule=*/nullptr);
+        static_cast<uint64_t>(kind.attention_chunk), /*schedule=*/nullptr);
     if (Value gate = split.getGate())
       output = attn::OutputGateOp::create(b, loc, output, gate);
     func::ReturnOp::create(

@@ -177,7 +177,8 @@ std::optional<RopeStyle> parseRopeStyle(const std::string &name) {
 std::optional<RopeScalingKind> parseScalingKind(const std::string &name) {
   for (RopeScalingKind kind :
        {RopeScalingKind::None, RopeScalingKind::Linear, RopeScalingKind::Llama3,
-        RopeScalingKind::Yarn, RopeScalingKind::DynamicNtk})
+        RopeScalingKind::Yarn, RopeScalingKind::DynamicNtk,
+        RopeScalingKind::LongRope})
     if (name == ropeScalingKindName(kind))
       return kind;
   return std::nullopt;

@@ -95,7 +95,8 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
   r_.onlyKeys(node, {"name", "layers", "num_q_heads", "num_kv_heads",
                      "qk_head_dim", "v_head_dim", "gate", "qk_norm", "norm_eps",
                      "norm_before_rope", "rope", "sliding_window", "sinks",
-                     "softmax_scale", "logit_softcap", "value_scale"});
+                     "softmax_scale", "logit_softcap", "value_scale",
+                     "attention_chunk", "query_temperature"});
   if (r_.failed())
     return std::nullopt;
   LayerKind kind;
@@ -204,6 +205,19 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
 
   kind.sliding_window =
       r_.optInt(node, "sliding_window", 0, kMaxPositions).value_or(0);
+  kind.attention_chunk =
+      r_.optInt(node, "attention_chunk", 0, kMaxPositions).value_or(0);
+  Node temperature = r_.optObject(node, "query_temperature");
+  if (r_.failed())
+    return std::nullopt;
+  if (temperature.value) {
+    r_.onlyKeys(temperature, {"floor_scale", "scale"});
+    kind.query_temperature.floor_scale =
+        r_.positive(temperature, "floor_scale", 8192.0);
+    kind.query_temperature.scale = r_.nonNegative(temperature, "scale", 0.1);
+    if (r_.failed())
+      return std::nullopt;
+  }
   kind.sinks = r_.optBool(node, "sinks").value_or(false);
   // 0 keeps the header's meaning "default 1/sqrt(Dqk)"; absent writes the
   // effective value so the imported config is explicit.
@@ -268,7 +282,8 @@ RopeConfig SpecImporter::readRope(const Node &node, int64_t qk_head_dim) {
     return rope;
   r_.onlyKeys(scaling, {"kind", "factor", "original_max_position",
                         "low_freq_factor", "high_freq_factor", "beta_fast",
-                        "beta_slow", "mscale", "mscale_all_dim", "truncate"});
+                        "beta_slow", "mscale", "mscale_all_dim", "truncate",
+                        "short_factor", "long_factor", "attention_factor"});
   RopeScaling &s = rope.scaling;
   std::string kind = r_.optString(scaling, "kind").value_or("none");
   if (r_.failed())
@@ -276,8 +291,8 @@ RopeConfig SpecImporter::readRope(const Node &node, int64_t qk_head_dim) {
   std::optional<RopeScalingKind> scaling_kind = parseScalingKind(kind);
   if (!scaling_kind) {
     r_.fail(scaling.at("kind"),
-            "must be \"none\", \"linear\", \"llama3\", \"yarn\" or "
-            "\"dynamic\" (got " +
+            "must be \"none\", \"linear\", \"llama3\", \"yarn\", "
+            "\"dynamic\" or \"longrope\" (got " +
                 inQuotes(kind) + ")");
     return rope;
   }
@@ -293,6 +308,45 @@ RopeConfig SpecImporter::readRope(const Node &node, int64_t qk_head_dim) {
   s.mscale = r_.positive(scaling, "mscale", 1.0);
   s.mscale_all_dim = r_.nonNegative(scaling, "mscale_all_dim", 0.0);
   s.truncate = r_.optBool(scaling, "truncate").value_or(true);
+  s.attention_factor = r_.nonNegative(scaling, "attention_factor", 0.0);
+  // longrope's divisors: rotary_dim / 2 positive numbers each.
+  for (auto [key, list] : {std::pair<const char *, std::vector<double> *>{
+                               "short_factor", &s.short_factor},
+                           {"long_factor", &s.long_factor}}) {
+    const json *values = r_.optArray(scaling, key);
+    if (r_.failed())
+      return rope;
+    if (!values)
+      continue;
+    for (std::size_t i = 0; i < values->size(); ++i) {
+      std::string path = scaling.at(key) + "[" + std::to_string(i) + "]";
+      std::optional<double> value = r_.asNumber((*values)[i], path);
+      if (r_.failed())
+        return rope;
+      if (!(*value > 0)) {
+        r_.fail(path, "must be > 0 (got " + formatNumber(*value) + ")");
+        return rope;
+      }
+      list->push_back(*value);
+    }
+  }
+  if (r_.failed())
+    return rope;
+  bool longrope = s.kind == RopeScalingKind::LongRope;
+  const std::size_t half = static_cast<std::size_t>(rope.rotary_dim / 2);
+  for (auto [key, list] : {std::pair<const char *, const std::vector<double> *>{
+                               "short_factor", &s.short_factor},
+                           {"long_factor", &s.long_factor}}) {
+    if (!longrope && !list->empty())
+      r_.fail(scaling.at(key), "only allowed with kind \"longrope\"");
+    else if (longrope && list->size() != half)
+      r_.fail(scaling.at(key),
+              "longrope needs rotary_dim / 2 = " + std::to_string(half) +
+                  " values (got " + std::to_string(list->size()) + ")");
+  }
+  if (s.attention_factor != 0 && s.kind != RopeScalingKind::Yarn && !longrope)
+    r_.fail(scaling.at("attention_factor"),
+            "only allowed with kind \"yarn\" or \"longrope\"");
   if (r_.failed())
     return rope;
   if (s.kind == RopeScalingKind::Llama3 &&
@@ -302,6 +356,7 @@ RopeConfig SpecImporter::readRope(const Node &node, int64_t qk_head_dim) {
                 " <= " + formatNumber(s.low_freq_factor) + ")");
   else if ((s.kind == RopeScalingKind::Llama3 ||
             s.kind == RopeScalingKind::Yarn ||
+            s.kind == RopeScalingKind::LongRope ||
             s.kind == RopeScalingKind::DynamicNtk) &&
            s.original_max_position < 1)
     r_.fail(scaling.at("original_max_position"),
@@ -405,6 +460,13 @@ std::string toSpecJson(const ModelConfig &config) {
     scaling["mscale"] = s.mscale;
     scaling["mscale_all_dim"] = s.mscale_all_dim;
     scaling["truncate"] = s.truncate;
+    // Written only where set, so specs of other kinds read as before.
+    if (!s.short_factor.empty())
+      scaling["short_factor"] = s.short_factor;
+    if (!s.long_factor.empty())
+      scaling["long_factor"] = s.long_factor;
+    if (s.attention_factor != 0)
+      scaling["attention_factor"] = s.attention_factor;
     ordered_json r;
     r["style"] = ropeStyleName(rope.style);
     r["rotary_dim"] = rope.rotary_dim;
@@ -417,6 +479,12 @@ std::string toSpecJson(const ModelConfig &config) {
     k["softmax_scale"] = kind.softmax_scale;
     k["logit_softcap"] = kind.logit_softcap;
     k["value_scale"] = kind.value_scale;
+    // Written only where set: most models have no chunked attention.
+    if (kind.attention_chunk != 0)
+      k["attention_chunk"] = kind.attention_chunk;
+    if (kind.query_temperature.floor_scale > 0)
+      k["query_temperature"] = {{"floor_scale", kind.query_temperature.floor_scale},
+                                {"scale", kind.query_temperature.scale}};
     kinds.push_back(std::move(k));
   }
   spec["layer_kinds"] = std::move(kinds);

@@ -45,6 +45,8 @@ Value chainInput(Operation *op) {
     return norm.getInput();
   if (auto rope = dyn_cast<RopeOp>(op))
     return rope.getInput();
+  if (auto temperature = dyn_cast<QueryTemperatureOp>(op))
+    return temperature.getInput();
   return {};
 }
 
@@ -55,13 +57,20 @@ struct Chain {
   SmallVector<Operation *, 2> ops;
   RmsNormOp norm;
   RopeOp rope;
+  /// q only, and last: it scales the final q.
+  QueryTemperatureOp temperature;
   /// Whether `norm` precedes `rope`; meaningful only when both are present.
   bool normFirst = false;
 
-  /// Appends `op`, a norm or a rope, in program order. The kernel has one
-  /// stage per kind, so a second op of a kind fails.
+  /// Appends `op`, a norm, a rope or a query temperature, in program order.
+  /// The kernel has one stage per kind, so a second op of a kind fails, and
+  /// nothing may follow the temperature.
   LogicalResult append(Operation *op) {
-    if (auto n = dyn_cast<RmsNormOp>(op)) {
+    if (temperature)
+      return failure();
+    if (auto t = dyn_cast<QueryTemperatureOp>(op)) {
+      temperature = t;
+    } else if (auto n = dyn_cast<RmsNormOp>(op)) {
       if (norm)
         return failure();
       norm = n;
@@ -145,6 +154,12 @@ LogicalResult checkCompatible(CacheWriteOp write, Chain &q, Chain &k) {
   if (q.rope && !sameRotation(q.rope, k.rope))
     return reject(write, "q and k are rotated with different positions or "
                          "parameters");
+  if (k.temperature)
+    return reject(write, "k goes through a query temperature");
+  if (q.temperature && q.rope &&
+      q.temperature.getPositions() != q.rope.getPositions())
+    return reject(write, "the query temperature and the rope read different "
+                         "positions");
   if (q.norm && k.norm) {
     if (q.norm.getStyleAttr() != k.norm.getStyleAttr() ||
         q.norm.getEpsAttr() != k.norm.getEpsAttr() ||
@@ -178,6 +193,8 @@ ArrayAttr buildStages(MLIRContext *context, Chain &q, Chain &k) {
     add(PreprocessStage::rope);
   if (!normFirst)
     addNorms();
+  if (q.temperature)
+    add(PreprocessStage::q_temperature);
   return ArrayAttr::get(context, stages);
 }
 
@@ -230,6 +247,10 @@ FusedPreprocessOp createFusedOp(Fusion &f) {
   CacheWriteOp write = f.write;
   RmsNormOp norm = f.q.norm ? f.q.norm : f.k.norm;
   RopeOp rope = f.k.rope; // checkCompatible: the same as q's
+  QueryTemperatureOp temperature = f.q.temperature;
+  Value positions = rope          ? rope.getPositions()
+                    : temperature ? temperature.getPositions()
+                                  : Value();
   Value q = f.replaced.front(); // the final q
   Value gate = split.getGate();
   MLIRContext *context = write.getContext();
@@ -241,7 +262,7 @@ FusedPreprocessOp createFusedOp(Fusion &f) {
       write.getKCacheOut().getType(), write.getVCacheOut().getType(),
       gate ? gate.getType() : Type(), split.getQkv(), write.getSlotMapping(),
       write.getKCache(), write.getVCache(),
-      rope ? rope.getPositions() : Value(),
+      positions,
       f.q.norm ? f.q.norm.getWeight() : Value(),
       f.k.norm ? f.k.norm.getWeight() : Value(),
       f.q.norm ? f.q.norm.getBias() : Value(),
@@ -257,7 +278,9 @@ FusedPreprocessOp createFusedOp(Fusion &f) {
       rope ? rope.getRotaryDimAttr() : nullptr,
       rope ? rope.getRotaryOffsetAttr() : nullptr,
       rope ? rope.getThetaAttr() : nullptr,
-      rope ? rope.getScalingAttr() : nullptr, /*schedule=*/nullptr);
+      rope ? rope.getScalingAttr() : nullptr,
+      temperature ? temperature.getFloorScaleAttr() : nullptr,
+      temperature ? temperature.getScaleAttr() : nullptr, /*schedule=*/nullptr);
 }
 
 /// Moves `op` right after the last of `f.split` and its operands'

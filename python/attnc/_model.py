@@ -419,7 +419,8 @@ class Model:
                 ``x / scale``).
             q_out: ``[num_tokens, num_q_heads, qk_head_dim]``; allocated with
                 torch if not given.
-            gate_out: ``[num_tokens, num_q_heads, v_head_dim]``, only for models
+            gate_out: ``[num_tokens, num_q_heads, v_head_dim]`` (``[..., 1]`` for a
+                head_scalar gate, one value per head), only for models
                 with an output gate; allocated if not given.
             stream: ``None`` (torch's current stream, or the legacy default
                 stream without torch), an int ``CUstream``, a
@@ -486,7 +487,7 @@ class Model:
                 model has attention sinks.
             k_scale, v_scale: float32 scalar tensors; required iff the cache is
                 fp8.
-            gate: ``[num_tokens, num_q_heads, v_head_dim]`` (preprocess's
+            gate: ``[num_tokens, num_q_heads, v_head_dim]`` or ``[..., 1]`` (preprocess's
                 gate_out); required iff the model has an output gate.
             out: ``[num_tokens, num_q_heads, v_head_dim]``; allocated with torch
                 if not given.

@@ -16,7 +16,8 @@ from attnc_gpu_cases import attention_cases, preprocess_cases  # noqa: E402
 def feature_tags(key) -> set:
     """What a compile key exercises in the generated code: each option value,
     and per layer kind its head dims, GQA group, gate, norm, rope form,
-    sliding window, sinks, softcap, value and softmax scales."""
+    sliding window, sinks, softcap, value and softmax scales, chunked
+    attention and the query temperature."""
     spec, options = json.loads(key[0]), dict(key[1])
     tags = {("option", name, str(value)) for name, value in options.items()}
     for kind in spec["layer_kinds"]:
@@ -30,7 +31,9 @@ def feature_tags(key) -> set:
                  ("sliding", kind["sliding_window"] > 0), ("sinks", kind["sinks"]),
                  ("softcap", kind["logit_softcap"] > 0),
                  ("value_scale", kind["value_scale"] != 1.0),
-                 ("softmax_scale", "softmax_scale" in kind)}
+                 ("softmax_scale", "softmax_scale" in kind),
+                 ("attention_chunk", kind.get("attention_chunk", 0) > 0),
+                 ("query_temperature", "query_temperature" in kind)}
     return tags
 
 

@@ -18,7 +18,7 @@
 //   kQkHeadDim, kVHeadDim, kQkPad, kVPad, kBlockSize
 //   kWarps, kBlockM, kBlockN, kStages, kMaxSplits, kTargetCtas, kWorkspaceTiles
 //   kScaleLog2, kSoftmaxScale, kSoftcap, kValueScale    scores and output
-//   kCausal, kSlidingWindow (0: none), kSinks, kFp8, kGate,
+//   kCausal, kSlidingWindow (0: none), kAttentionChunk (0: none), kSinks, kFp8, kGate, kGateHeadScalar,
 //   kHasSoftcap, kHasValueScale, kWgmma                 features
 //   kQVector, kKVector, kVVector        rows copied as whole 16-byte chunks
 //   the shared-memory map (attnc::attn::AttentionSharedMap of the plan
@@ -76,11 +76,14 @@ template <class C> struct PagedAttention {
   };
 
   /// Which keys row `pos` (a query position) attends: [begin, end).
+  /// Non-decreasing in pos, which the tile ranges rely on.
   static __device__ __forceinline__ int row_key_begin(int pos, int kv_len) {
+    int begin = 0;
     if constexpr (C::kSlidingWindow > 0)
-      return max(0, (C::kCausal ? pos : kv_len - 1) - C::kSlidingWindow + 1);
-    else
-      return 0;
+      begin = max(0, (C::kCausal ? pos : kv_len - 1) - C::kSlidingWindow + 1);
+    if constexpr (C::kAttentionChunk > 0) // causal only (the verifier's rule)
+      begin = max(begin, pos - pos % C::kAttentionChunk);
+    return begin;
   }
   static __device__ __forceinline__ int row_key_end(int pos, int kv_len) {
     if constexpr (C::kCausal)
@@ -230,7 +233,8 @@ template <class C> struct PagedAttention {
       result *= a.out_scale;
     const long long out = ((long long)token * kNumQHeads + head) * kVHeadDim + d;
     if constexpr (C::kGate)
-      result *= attnc::sigmoid(attnc::to_float(a.gate[out]));
+      result *= attnc::sigmoid(attnc::to_float(
+          a.gate[C::kGateHeadScalar ? (long long)token * kNumQHeads + head : out]));
     a.output[out] = attnc::from_float<act_t>(result);
   }
 

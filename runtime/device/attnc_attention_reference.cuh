@@ -65,6 +65,8 @@ __device__ __forceinline__ void reference_attention(
   int key_begin = 0;
   if constexpr (C::kSlidingWindow > 0)
     key_begin = max(0, (C::kCausal ? q_pos : kv_len - 1) - C::kSlidingWindow + 1);
+  if constexpr (C::kAttentionChunk > 0)
+    key_begin = max(key_begin, q_pos - q_pos % C::kAttentionChunk);
   float k_dequant = 1.0f, v_dequant = 1.0f;
   if constexpr (C::kFp8)
     k_dequant = *k_scale, v_dequant = *v_scale;
@@ -172,7 +174,8 @@ __device__ __forceinline__ void reference_attention(
       result *= C::kValueScale;
     const long long out = ((long long)token * kNumQHeads + q_head) * kVHeadDim + d;
     if constexpr (C::kGate)
-      result *= attnc::sigmoid(attnc::to_float(gate[out]));
+      result *= attnc::sigmoid(attnc::to_float(
+          gate[C::kGateHeadScalar ? (long long)token * kNumQHeads + q_head : out]));
     output[out] = attnc::from_float<act_t>(result);
   }
 }

@@ -43,6 +43,8 @@ struct Defaults {
   static constexpr bool has_gate = false;
   static constexpr long long gate_offset = 0;
   static constexpr long long gate_head_stride = 0;
+  // One gate value per query head (gate_layout head_scalar) instead of Dv.
+  static constexpr bool gate_head_scalar = false;
   // q/k norm; applied after the rotation when the stages list it after
   // rope. Projection scope is before rope only (attn-prepare-emission).
   static constexpr bool has_q_norm = false;
@@ -63,6 +65,15 @@ struct Defaults {
   static constexpr int rotary_offset = 0;
   static constexpr float rope_attention_factor = 1.0f;
   static __device__ __forceinline__ double inv_freq(int) { return 0.0; }
+  // longrope: positions from rope_long_from on rotate with inv_freq_long
+  // (0: one table).
+  static constexpr long long rope_long_from = 0;
+  static __device__ __forceinline__ double inv_freq_long(int) { return 0.0; }
+  // Llama 4's attention temperature: q times
+  // log(floor((pos + 1) / temperature_floor_scale) + 1) * temperature_scale + 1.
+  static constexpr bool has_q_temperature = false;
+  static constexpr double temperature_floor_scale = 1.0;
+  static constexpr float temperature_scale = 0.0f;
   // fp8 cache: k and v are stored divided by *k_scale / *v_scale.
   static constexpr bool fp8_cache = false;
 };
@@ -211,6 +222,7 @@ template <class Config> struct Kernel {
     attnc::CacheStrides k_strides, v_strides;
     act_t *gate_out;
     const float (*rope_cos)[kRotaryDim], (*rope_sin)[kRotaryDim];
+    const float *q_temperature; // per token of the block, has_q_temperature only
     float k_inv_scale, v_inv_scale;
     // Projection scope: per kind (q, k) and token of the block, the mean (0
     // unless layernorm) and 1 / sqrt(var + eps) of the token's whole segment.
@@ -421,6 +433,13 @@ template <class Config> struct Kernel {
     if constexpr (Config::norm_after_rope)
       normalize<kKind>(x, weight, bias, w, s);
     if (!w.active) return;
+    if constexpr (kKind == 0 && Config::has_q_temperature) {
+      const float factor = s.q_temperature[t];
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+        for (int i = 0; i < kVectorWidth; ++i) x[c][i] *= factor;
+    }
     if constexpr (kKind == 0) {
       store_row<0, act_t, kQkHeadDim>(
           s.q_out + ((long long)w.token * kNumQHeads + w.head) * kQkHeadDim, lane, x);
@@ -550,8 +569,13 @@ template <class Config> struct Kernel {
       for (int i = threadIdx.x; i < kTokensPerBlock * kRotaryHalf; i += kThreadsPerBlock) {
         const int t = i / kRotaryHalf, f = i % kRotaryHalf;
         float s = 0.0f, c = 1.0f;
-        if (first_token + t < num_tokens)
-          attnc::rope_cos_sin(p.positions[first_token + t], Config::inv_freq(f), &c, &s);
+        if (first_token + t < num_tokens) {
+          const auto position = p.positions[first_token + t];
+          double frequency = Config::inv_freq(f);
+          if constexpr (Config::rope_long_from > 0)
+            if (position >= Config::rope_long_from) frequency = Config::inv_freq_long(f);
+          attnc::rope_cos_sin(position, frequency, &c, &s);
+        }
         c *= Config::rope_attention_factor;
         s *= Config::rope_attention_factor;
         if constexpr (Config::rope_style == RopeStyle::neox) {
@@ -578,8 +602,23 @@ template <class Config> struct Kernel {
       projection_statistics(p.qkv, first_token, num_tokens, norm_partial, projection_stats);
       norm_stats = projection_stats;
     }
+    const float *q_temperature = nullptr;
+    if constexpr (Config::has_q_temperature) {
+      __shared__ float temperature[kTokensPerBlock];
+      if (threadIdx.x < kTokensPerBlock) {
+        float factor = 1.0f;
+        if (first_token + (int)threadIdx.x < num_tokens) {
+          const double position = (double)p.positions[first_token + threadIdx.x];
+          factor = log1pf((float)floor((position + 1.0) / Config::temperature_floor_scale)) *
+                       Config::temperature_scale + 1.0f;
+        }
+        temperature[threadIdx.x] = factor;
+      }
+      q_temperature = temperature;
+    }
     __syncthreads();
     BlockState state;
+    state.q_temperature = q_temperature;
     if constexpr (Config::fp8_cache) {
       state.k_inv_scale = 1.0f / *p.k_scale;
       state.v_inv_scale = 1.0f / *p.v_scale;
@@ -602,9 +641,24 @@ template <class Config> struct Kernel {
                 p.q_norm_bias, p.k_norm_bias);
     run_kind<2>(p.qkv, group, first_token, num_tokens, state, p.q_norm_weight, p.k_norm_weight,
                 p.q_norm_bias, p.k_norm_bias);
-    if constexpr (Config::has_gate)
+    if constexpr (Config::has_gate && Config::gate_head_scalar)
+      copy_head_scalar_gates(p.qkv, p.gate_out, first_token, num_tokens);
+    else if constexpr (Config::has_gate)
       run_kind<3>(p.qkv, group, first_token, num_tokens, state, p.q_norm_weight, p.k_norm_weight,
                   p.q_norm_bias, p.k_norm_bias);
+  }
+
+  /// One gate value per query head: the block's tokens' values, a thread
+  /// each, [token, head] out of the fused row.
+  static __device__ __forceinline__ void copy_head_scalar_gates(const act_t *__restrict__ qkv,
+                                                                act_t *__restrict__ gate_out,
+                                                                int first_token, int num_tokens) {
+    for (int i = threadIdx.x; i < kTokensPerBlock * kNumQHeads; i += kThreadsPerBlock) {
+      const int token = first_token + i / kNumQHeads, head = i % kNumQHeads;
+      if (token < num_tokens)
+        gate_out[(long long)token * kNumQHeads + head] =
+            qkv[(long long)token * kFusedWidth + kGateOffset + head * kGateHeadStride];
+    }
   }
 };
 

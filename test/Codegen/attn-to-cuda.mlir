@@ -189,6 +189,7 @@
 // Causal, no window, no sinks, no fp8, the gate, no soft-cap, no value scale.
 // CHECK: static constexpr bool kCausal = true;
 // CHECK-NEXT: static constexpr int kSlidingWindow = 0;
+// CHECK-NEXT: static constexpr int kAttentionChunk = 0;
 // CHECK-NEXT: static constexpr bool kSinks = false;
 // CHECK-NEXT: static constexpr bool kFp8 = false;
 // CHECK: static constexpr bool kGate = true;
@@ -490,6 +491,7 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // sinks, the fp8 scales, no gate.
 // CHECK: static constexpr bool kCausal = true;
 // CHECK-NEXT: static constexpr int kSlidingWindow = 128;
+// CHECK-NEXT: static constexpr int kAttentionChunk = 0;
 // CHECK-NEXT: static constexpr bool kSinks = true;
 // CHECK-NEXT: static constexpr bool kFp8 = true;
 // CHECK: static constexpr bool kGate = false;
@@ -653,6 +655,7 @@ func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?x
 // CHECK-NEXT: static constexpr int kVHeadDim = 128;
 // CHECK: static constexpr bool kCausal = true;
 // CHECK-NEXT: static constexpr int kSlidingWindow = 0;
+// CHECK-NEXT: static constexpr int kAttentionChunk = 0;
 // CHECK-NEXT: static constexpr bool kSinks = false;
 // CHECK-NEXT: static constexpr bool kFp8 = false;
 // CHECK: static constexpr bool kGate = false;
@@ -769,6 +772,7 @@ func.func @pair(%qkv: tensor<?x6144xbf16>, %pos: tensor<?xi64>, %slots: tensor<?
 // CHECK-NEXT: static constexpr int kBlockSize = 16;
 // CHECK: static constexpr bool kCausal = true;
 // CHECK-NEXT: static constexpr int kSlidingWindow = 256;
+// CHECK-NEXT: static constexpr int kAttentionChunk = 0;
 // CHECK-NEXT: static constexpr bool kSinks = true;
 // CHECK-NEXT: static constexpr bool kFp8 = true;
 // CHECK: static constexpr bool kGate = true;

@@ -813,3 +813,48 @@ func.func @tokens_disagree_across_ops(%qkv: tensor<4x9xbf16>, %pos: tensor<5xi64
   %kc2, %vc2 = attn.cache_write %kr, %v, %slots into %kc, %vc : tensor<?x1x2xbf16>, tensor<?x1x3xbf16>, tensor<?xi64> into tensor<?x16x1x2xbf16>, tensor<?x16x1x3xbf16>
   return %qr, %kc2, %vc2 : tensor<?x2x2xbf16>, tensor<?x16x1x2xbf16>, tensor<?x16x1x3xbf16>
 }
+
+// -----
+
+// Llama 4 NoPE layer: the query temperature is the fused op's last stage,
+// reading the positions no rope reads; k is untouched by it.
+// CHECK-LABEL: func.func @query_temperature_nope(
+// CHECK-SAME: %[[QKV:[^:]+]]: tensor<?x16xbf16>, %[[POS:[^:]+]]: tensor<?xi64>,
+// CHECK-NEXT: attn.fused_preprocess %[[QKV]], %{{[^ ]+}} into %{{[^ ]+}}, %{{[^ ]+}} positions %[[POS]] {
+// CHECK-NOT: rope_style
+// CHECK-SAME: stages = [#attn.stage<q_temperature>], temperature_floor_scale = 8.192000e+03 : f64, temperature_scale = 1.000000e-01 : f64
+func.func @query_temperature_nope(%qkv: tensor<?x16xbf16>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %kc: tensor<?x16x1x4xbf16>, %vc: tensor<?x16x1x4xbf16>) -> (tensor<?x2x4xbf16>, tensor<?x16x1x4xbf16>, tensor<?x16x1x4xbf16>) {
+  %q, %k, %v = attn.qkv_split %qkv {num_q_heads = 2, num_kv_heads = 1, qk_head_dim = 4, v_head_dim = 4} : tensor<?x16xbf16> -> tensor<?x2x4xbf16>, tensor<?x1x4xbf16>, tensor<?x1x4xbf16>
+  %qt = attn.query_temperature %q, %pos {floor_scale = 8192.0 : f64, scale = 0.1 : f64} : tensor<?x2x4xbf16>, tensor<?xi64>
+  %kc2, %vc2 = attn.cache_write %k, %v, %slots into %kc, %vc : tensor<?x1x4xbf16>, tensor<?x1x4xbf16>, tensor<?xi64> into tensor<?x16x1x4xbf16>, tensor<?x16x1x4xbf16>
+  return %qt, %kc2, %vc2 : tensor<?x2x4xbf16>, tensor<?x16x1x4xbf16>, tensor<?x16x1x4xbf16>
+}
+
+// -----
+
+// After rope and norm: the stages keep the model's order, temperature last.
+// CHECK-LABEL: func.func @query_temperature_after_rope(
+// CHECK: stages = [#attn.stage<rope>, #attn.stage<q_norm>, #attn.stage<k_norm>, #attn.stage<q_temperature>]
+func.func @query_temperature_after_rope(%qkv: tensor<?x16xbf16>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %kc: tensor<?x16x1x4xbf16>, %vc: tensor<?x16x1x4xbf16>, %w: tensor<4xbf16>) -> (tensor<?x2x4xbf16>, tensor<?x16x1x4xbf16>, tensor<?x16x1x4xbf16>) {
+  %q, %k, %v = attn.qkv_split %qkv {num_q_heads = 2, num_kv_heads = 1, qk_head_dim = 4, v_head_dim = 4} : tensor<?x16xbf16> -> tensor<?x2x4xbf16>, tensor<?x1x4xbf16>, tensor<?x1x4xbf16>
+  %qr = attn.rope %q, %pos {rotary_dim = 4, theta = 1.0e4 : f64} : tensor<?x2x4xbf16>, tensor<?xi64>
+  %kr = attn.rope %k, %pos {rotary_dim = 4, theta = 1.0e4 : f64} : tensor<?x1x4xbf16>, tensor<?xi64>
+  %qn = attn.rms_norm %qr, %w {eps = 1.0e-5 : f64} : tensor<?x2x4xbf16>, tensor<4xbf16>
+  %kn = attn.rms_norm %kr, %w {eps = 1.0e-5 : f64} : tensor<?x1x4xbf16>, tensor<4xbf16>
+  %qt = attn.query_temperature %qn, %pos {floor_scale = 8192.0 : f64, scale = 0.1 : f64} : tensor<?x2x4xbf16>, tensor<?xi64>
+  %kc2, %vc2 = attn.cache_write %kn, %v, %slots into %kc, %vc : tensor<?x1x4xbf16>, tensor<?x1x4xbf16>, tensor<?xi64> into tensor<?x16x1x4xbf16>, tensor<?x16x1x4xbf16>
+  return %qt, %kc2, %vc2 : tensor<?x2x4xbf16>, tensor<?x16x1x4xbf16>, tensor<?x16x1x4xbf16>
+}
+
+// -----
+
+// A temperature on k is no query temperature the kernel has: no fusion.
+// CHECK-LABEL: func.func @temperature_on_k_not_fused(
+// CHECK-NOT: attn.fused_preprocess
+// CHECK: attn.cache_write
+func.func @temperature_on_k_not_fused(%qkv: tensor<?x16xbf16>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %kc: tensor<?x16x1x4xbf16>, %vc: tensor<?x16x1x4xbf16>) -> (tensor<?x2x4xbf16>, tensor<?x16x1x4xbf16>, tensor<?x16x1x4xbf16>) {
+  %q, %k, %v = attn.qkv_split %qkv {num_q_heads = 2, num_kv_heads = 1, qk_head_dim = 4, v_head_dim = 4} : tensor<?x16xbf16> -> tensor<?x2x4xbf16>, tensor<?x1x4xbf16>, tensor<?x1x4xbf16>
+  %kt = attn.query_temperature %k, %pos {floor_scale = 8192.0 : f64, scale = 0.1 : f64} : tensor<?x1x4xbf16>, tensor<?xi64>
+  %kc2, %vc2 = attn.cache_write %kt, %v, %slots into %kc, %vc : tensor<?x1x4xbf16>, tensor<?x1x4xbf16>, tensor<?xi64> into tensor<?x16x1x4xbf16>, tensor<?x16x1x4xbf16>
+  return %q, %kc2, %vc2 : tensor<?x2x4xbf16>, tensor<?x16x1x4xbf16>, tensor<?x16x1x4xbf16>
+}

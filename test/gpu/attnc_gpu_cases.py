@@ -40,9 +40,19 @@ ROPE = {
                               beta_fast=32.0, beta_slow=1.0, truncate=False)),
     "linear": dict(style="gptj", rotary_dim="full", theta=1e4,
                    scaling=dict(kind="linear", factor=4.0)),
+    # Phi-3 longrope over 96 dims (48 divisors each, growing as Phi-3's do);
+    # the matrix's positions reach past original_max_position, so both
+    # tables rotate some tokens
+    "longrope": dict(style="neox", rotary_dim=96, theta=1e4,
+                     scaling=dict(kind="longrope", factor=32.0, original_max_position=4096,
+                                  short_factor=[1.0 + 0.02 * i for i in range(48)],
+                                  long_factor=[1.0 + 1.3 * i for i in range(48)])),
 }
 
 NORM_EPS = 1e-6
+#: Llama 4's attention temperature (floor_scale, attn_scale), its defaults:
+#: positions up to MAX_POSITION scale q by up to log(17) * 0.1 + 1 = 1.28.
+TEMPERATURE = (8192.0, 0.1)
 MAX_POSITION = 131072
 
 
@@ -54,7 +64,8 @@ def compile_key(spec: dict, **options):
 
 def layer_spec(*, dqk, dv, hq, hkv, gate="none", norm="none", rope="none",
                sliding_window=0, sinks=False, softmax_scale=None,
-               logit_softcap=0.0, value_scale=1.0, dtype="bf16") -> dict:
+               logit_softcap=0.0, value_scale=1.0, dtype="bf16",
+               attention_chunk=0) -> dict:
     """An attnc spec with one layer kind named LAYER."""
     kind = {"name": LAYER, "layers": [0], "num_q_heads": hq, "num_kv_heads": hkv,
             "qk_head_dim": dqk, "v_head_dim": dv, "gate": gate, "qk_norm": norm,
@@ -71,6 +82,8 @@ def layer_spec(*, dqk, dv, hq, hkv, gate="none", norm="none", rope="none",
             kind["rope"]["scaling"] = dict(scaling)
     if softmax_scale is not None:
         kind["softmax_scale"] = softmax_scale
+    if attention_chunk:
+        kind["attention_chunk"] = attention_chunk
     return {"attnc_spec": 1, "model_type": "attnc_gpu_test", "dtype": dtype,
             "num_layers": 1, "max_position_embeddings": MAX_POSITION,
             "layer_kinds": [kind]}
@@ -114,17 +127,23 @@ class PreprocessCase(CacheDtypes):
     heads: Tuple[int, int]
     norm: str          # none | rms | gemma
     rope: str          # a ROPE preset
-    gate: str          # none | qkvg | interleaved
+    gate: str          # none | qkvg | interleaved | head_scalar
     dtype: str         # bf16 | fp16 (activations)
     cache: str         # same | fp8
     tokens: int
     block_size: int
     padding: Optional[bool] = None  # None: some padding slots when tokens > 1
+    temperature: bool = False       # Llama 4's query temperature (TEMPERATURE)
 
     def spec(self) -> dict:
         (dqk, dv), (hq, hkv) = self.dims, self.heads
-        return layer_spec(dqk=dqk, dv=dv, hq=hq, hkv=hkv, gate=self.gate,
+        spec = layer_spec(dqk=dqk, dv=dv, hq=hq, hkv=hkv, gate=self.gate,
                           norm=self.norm, rope=self.rope, dtype=self.dtype)
+        if self.temperature:
+            floor_scale, scale = TEMPERATURE
+            spec["layer_kinds"][0]["query_temperature"] = {"floor_scale": floor_scale,
+                                                           "scale": scale}
+        return spec
 
     @property
     def compile_key(self):
@@ -134,8 +153,10 @@ class PreprocessCase(CacheDtypes):
     def id(self) -> str:
         (dqk, dv), (hq, hkv) = self.dims, self.heads
         pad = "" if self.padding is None else ("-allpad" if self.padding else "-nopad")
+        temperature = "-temperature" if self.temperature else ""
         return (f"d{dqk}x{dv}-h{hq}x{hkv}-{self.norm}-{self.rope}-g{self.gate}-"
-                f"{self.dtype}-kv{self.cache_dtype}-t{self.tokens}-b{self.block_size}{pad}")
+                f"{self.dtype}-kv{self.cache_dtype}-t{self.tokens}-b{self.block_size}{pad}"
+                f"{temperature}")
 
 
 PREPROCESS_FACTORS = {
@@ -175,6 +196,23 @@ def preprocess_cases():
         # no padding at all
         PreprocessCase((96, 64), (16, 2), "rms", "llama3", "qkvg", "fp16", "same",
                        300, 64, padding=False),
+        # Phi-3-mini-128k heads (96/96, 32/32) with longrope
+        PreprocessCase((96, 96), (32, 32), "none", "longrope", "none", "bf16", "same",
+                       4096, 16),
+        PreprocessCase((96, 64), (16, 2), "rms", "longrope", "head_scalar", "fp16",
+                       "fp8", 300, 64),
+        # Bailing: one gate value per query head
+        PreprocessCase((192, 128), (16, 2), "none", "mla", "head_scalar", "bf16", "same",
+                       4096, 64),
+        PreprocessCase((2, 3), (8, 1), "gemma", "gptj", "head_scalar", "fp16", "same", 7, 16),
+        # Llama 4: the query temperature on a NoPE layer (positions read for
+        # it alone), and after rope and norm
+        PreprocessCase((128, 128), (40, 8), "none", "none", "none", "bf16", "same", 4096, 16,
+                       temperature=True),
+        PreprocessCase((128, 128), (40, 8), "rms", "gptj", "none", "bf16", "fp8", 300, 64,
+                       temperature=True),
+        PreprocessCase((2, 3), (8, 1), "none", "none", "none", "fp16", "same", 7, 16,
+                       padding=True, temperature=True),
     ]
     return cases
 
@@ -192,7 +230,9 @@ class AttentionCase(CacheDtypes):
     sinks: bool
     gate: bool
     batch: str           # decode | prefill | mixed
-    extra: str = "none"  # none | softcap | value_scale | scale
+    # none | softcap | value_scale | scale | chunk (attention_chunk 128) |
+    # gate_scalar (with gate: one gate value per query head)
+    extra: str = "none"
     # The compile target: sm_90a gives tiles of more than 16 rows wgmma where
     # the shape suits it (16-bit cache of the activation type, head dims
     # padded to 64, v <= 128); sm_90 keeps them on mma.sync (the form every
@@ -211,10 +251,20 @@ class AttentionCase(CacheDtypes):
     def value_scale(self) -> float:
         return 0.5 if self.extra == "value_scale" else 1.0
 
+    @property
+    def attention_chunk(self) -> int:
+        return 128 if self.extra == "chunk" else 0
+
+    @property
+    def gate_layout(self) -> str:
+        if not self.gate:
+            return "none"
+        return "head_scalar" if self.extra == "gate_scalar" else "qkvg"
+
     def spec(self) -> dict:
         (dqk, dv), (hq, hkv) = self.dims, self.heads
         return layer_spec(dqk=dqk, dv=dv, hq=hq, hkv=hkv,
-                          gate="qkvg" if self.gate else "none",
+                          gate=self.gate_layout, attention_chunk=self.attention_chunk,
                           sliding_window=self.window, sinks=self.sinks,
                           softmax_scale=0.3 if self.extra == "scale" else None,
                           logit_softcap=self.logit_softcap,
@@ -317,6 +367,30 @@ def long_context_cases():
     ]
 
 
+def feature_cases():
+    """Chunked attention (Llama 4: a query sees its 128-key chunk only) and
+    the per-head scalar gate (Bailing), on both forms of tiles (192/128 16/2
+    bf16 takes wgmma on sm_90a, the fp8 cache mma.sync; 2x3 the CUDA-core
+    form), over the batch kinds whose sequences cross chunk boundaries."""
+    wg = dict(dims=(192, 128), heads=(16, 2), dtype="bf16", block_size=64,
+              window=0, sinks=False)
+    cases = []
+    for batch in ("decode", "prefill", "mixed", "causal_edges"):
+        cases.append(AttentionCase(cache="same", batch=batch, gate=False, extra="chunk", **wg))
+    cases += [
+        AttentionCase(cache="fp8", batch="mixed", gate=False, extra="chunk", **wg),
+        AttentionCase(cache="same", batch="long_mixed", gate=False, extra="chunk", **wg),
+        AttentionCase(dims=(128, 128), heads=(32, 4), dtype="bf16", cache="same",
+                      block_size=16, window=1000, sinks=True, gate=False,
+                      batch="long_mixed", extra="chunk"),
+        AttentionCase(cache="same", batch="mixed", gate=True, extra="gate_scalar", **wg),
+        AttentionCase(cache="fp8", batch="prefill", gate=True, extra="gate_scalar", **wg),
+        AttentionCase(dims=(2, 3), heads=(8, 1), dtype="fp16", cache="same", block_size=16,
+                      window=0, sinks=True, gate=True, batch="mixed", extra="gate_scalar"),
+    ]
+    return cases
+
+
 def gqa_tile_cases():
     """GQA groups of 16 (64/4) and 8 (8/1, fp8 cache) with q_len 1..20 per
     sequence, and prefills whose row count per group is not a multiple of
@@ -352,6 +426,8 @@ def counting_cases():
         AttentionCase(cache="same", batch="long_mixed",
                       **dict(LONG_128, window=1000, sinks=True)),
         gqa_tile_cases()[0],
+        # chunked attention: each row counts its own chunk's keys only
+        feature_cases()[5],
     ]
 
 
@@ -409,4 +485,4 @@ def attention_cases():
     CPU compile check of every suite configuration (python/tests) covers them
     too."""
     return (matrix_cases() + long_context_cases() + gqa_tile_cases() + causal_edge_cases()
-            + mma_sync_cases())
+            + mma_sync_cases() + feature_cases())

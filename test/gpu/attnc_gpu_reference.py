@@ -180,7 +180,8 @@ def fused_columns(hq: int, hkv: int, dqk: int, dv: int, gate: str):
     [heads, head_dim] (gate None without one), and the fused width.
 
     "qkvg": [q | k | v | g]; "interleaved": [q0 g0 q1 g1 ... | k | v];
-    "none": [q | k | v]."""
+    "head_scalar": [q | k | v | g] with one g per query head; "none":
+    [q | k | v]."""
     def block(offset, heads, size, stride):
         return (offset + np.arange(heads)[:, None] * stride
                 + np.arange(size)[None, :])
@@ -200,6 +201,9 @@ def fused_columns(hq: int, hkv: int, dqk: int, dv: int, gate: str):
     if gate == "qkvg":
         g = block(width, hq, dv, dv)
         width += hq * dv
+    if gate == "head_scalar":  # one value per query head, after v
+        g = block(width, hq, 1, 1)
+        width += hq
     return q, k, v, g, width
 
 
@@ -263,7 +267,21 @@ def rope_inv_freq(rotary_dim: int, theta: float,
         extrapolation = 1.0 - ramp
         interpolated = inv_freq / factor
         return interpolated * (1 - extrapolation) + inv_freq * extrapolation, attention_factor
+    if kind == "longrope":
+        # Phi-3 (transformers' _compute_longrope_parameters): the short
+        # divisors; rope_cos_sin switches to the long ones per position.
+        return inv_freq / np.asarray(s["short_factor"], dtype=np.float64), \
+            longrope_attention_factor(s)
     raise ValueError(f"unsupported rope scaling kind {kind!r}")
+
+
+def longrope_attention_factor(s: Dict) -> float:
+    """An explicit attention_factor, else sqrt(1 + ln(factor) / ln(original))
+    (1 when factor <= 1)."""
+    if s.get("attention_factor"):
+        return float(s["attention_factor"])
+    factor, original = float(s["factor"]), float(s["original_max_position"])
+    return 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
 
 
 def rope_cos_sin(positions, rotary_dim: int, theta: float,
@@ -271,7 +289,14 @@ def rope_cos_sin(positions, rotary_dim: int, theta: float,
     """cos and sin [tokens, rotary_dim / 2] as float32 torch tensors; angles
     position * inv_freq in float64, times the attention factor."""
     inv_freq, factor = rope_inv_freq(rotary_dim, theta, scaling)
-    angles = np.asarray(positions, dtype=np.float64)[:, None] * inv_freq[None, :]
+    positions = np.asarray(positions, dtype=np.float64)
+    angles = positions[:, None] * inv_freq[None, :]
+    if scaling and scaling.get("kind") == "longrope":
+        # positions at or past original_max_position: the long divisors
+        base = 1.0 / theta ** (np.arange(0, rotary_dim, 2, dtype=np.float64) / rotary_dim)
+        long_freq = base / np.asarray(scaling["long_factor"], dtype=np.float64)
+        use_long = positions >= float(scaling["original_max_position"])
+        angles = np.where(use_long[:, None], positions[:, None] * long_freq[None, :], angles)
     cos = torch.from_numpy(np.cos(angles) * factor).float().to(device)
     sin = torch.from_numpy(np.sin(angles) * factor).float().to(device)
     return cos, sin
@@ -343,8 +368,11 @@ def apply_rope(x, cos, sin, style: str, rotary_offset: int, rotary_dim: int):
 
 def preprocess_reference(qkv, *, hq, hkv, dqk, dv, gate, norm, norm_eps,
                          q_norm_weight, k_norm_weight, rope, rotary_dim,
-                         rotary_offset, theta, scaling, positions) -> PreprocessReference:
-    """The fused preprocess in float32: split, [norm], [rope]."""
+                         rotary_offset, theta, scaling, positions,
+                         temperature=None) -> PreprocessReference:
+    """The fused preprocess in float32: split, [norm], [rope], then with
+    temperature = (floor_scale, scale) Llama 4's query temperature:
+    q * (log(floor((pos + 1) / floor_scale) + 1) * scale + 1)."""
     q_cols, k_cols, v_cols, g_cols, width = fused_columns(hq, hkv, dqk, dv, gate)
     assert qkv.shape[1] == width
     x = qkv.float()
@@ -362,6 +390,11 @@ def preprocess_reference(qkv, *, hq, hkv, dqk, dv, gate, norm, norm_eps,
                                 device=qkv.device)
         q = apply_rope(q, cos, sin, rope, rotary_offset, rotary_dim)
         k = apply_rope(k, cos, sin, rope, rotary_offset, rotary_dim)
+    if temperature is not None:
+        floor_scale, scale = temperature
+        p = positions.double()
+        factor = torch.log1p(torch.floor((p + 1.0) / floor_scale)) * scale + 1.0
+        q = q * factor.float()[:, None, None]
     return PreprocessReference(q=q, k=k, v=v, gate=g, q_raw=q_raw)
 
 
@@ -374,6 +407,7 @@ REFERENCE_CHUNK_ELEMENTS = 1 << 27
 
 def attention_reference(queries: Sequence, keys: Sequence, values: Sequence, *,
                         softmax_scale: float, sliding_window: int = 0,
+                        attention_chunk: int = 0,
                         sinks=None, logit_softcap: float = 0.0,
                         value_scale: float = 1.0, gate=None,
                         with_magnitude: bool = False):
@@ -424,6 +458,8 @@ def attention_reference(queries: Sequence, keys: Sequence, values: Sequence, *,
             allowed = key[None, :] <= position[:, None]
             if sliding_window > 0:
                 allowed &= key[None, :] > position[:, None] - sliding_window
+            if attention_chunk > 0:  # a query sees its own chunk's keys only
+                allowed &= key[None, :] >= position[:, None] - position[:, None] % attention_chunk
             scores = scores.masked_fill(~allowed, float("-inf"))
             row_max = scores.max(dim=-1, keepdim=True).values      # [Hkv, g, rows, 1]
             if sink is not None:

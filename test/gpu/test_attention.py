@@ -168,6 +168,7 @@ class Prepared:
         """The float32 reference and its magnitude (for assert_close)."""
         case = self.case
         options = dict(softmax_scale=case.softmax_scale, sliding_window=case.window,
+                       attention_chunk=case.attention_chunk,
                        sinks=self.sinks, logit_softcap=case.logit_softcap,
                        value_scale=case.value_scale, gate=self.gate, with_magnitude=True)
         options.update(overrides)
@@ -199,7 +200,9 @@ def prepare(models, case: AttentionCase, generator, *, sequences=None,
             sinks = torch.full((hq,), -30.0, device="cuda")
         kwargs["sinks"] = sinks
     if case.gate:
-        gate = torch.randn(tokens, hq, dv, device="cuda", generator=generator).to(dtype)
+        gate_width = 1 if case.gate_layout == "head_scalar" else dv
+        gate = torch.randn(tokens, hq, gate_width, device="cuda",
+                           generator=generator).to(dtype)
         kwargs["gate"] = gate
     if case.cache == "fp8":
         kwargs["k_scale"] = torch.tensor(K_SCALE, dtype=torch.float32, device="cuda")
@@ -223,6 +226,9 @@ def assert_keys_counted(name: str, out, prepared: Prepared) -> None:
         visible = kv_len - q_len + 1 + torch.arange(q_len, device="cuda")
         if window:
             visible = visible.clamp(max=window)
+        if case.attention_chunk:  # position p sees p % chunk + 1 keys
+            position = kv_len - q_len + torch.arange(q_len, device="cuda")
+            visible = torch.minimum(visible, position % case.attention_chunk + 1)
         share.append(1.0 / visible.float())
     share = torch.cat(share)[:, None, None] * case.value_scale
     diff = (out.float() - expected).abs()

@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from attnc_gpu_cases import (LAYER, MAX_POSITION, NORM_EPS, PreprocessCase,
+from attnc_gpu_cases import (LAYER, MAX_POSITION, NORM_EPS, TEMPERATURE, PreprocessCase,
                              preprocess_cases, rope_parameters)
-from attnc_gpu_reference import (assert_close, assert_finite, assert_fp8_close,
+from attnc_gpu_reference import (assert_close, assert_finite, assert_fp8_close, np,
                                  fused_columns, preprocess_reference, rope_inv_freq,
                                  torch, torch_dtype)
 
@@ -76,10 +76,11 @@ def run_preprocess(models, case: PreprocessCase, generator):
                   **weights)
     gate_out = None
     if case.gate != "none":
-        gate_out = torch.full((case.tokens, hq, dv), float("nan"), dtype=dtype,
+        gate_width = 1 if case.gate == "head_scalar" else dv
+        gate_out = torch.full((case.tokens, hq, gate_width), float("nan"), dtype=dtype,
                               device="cuda")
         kwargs["gate_out"] = gate_out
-    if case.rope != "none":
+    if case.rope != "none" or case.temperature:
         kwargs["positions"] = positions
     if case.cache == "fp8":
         kwargs["k_scale"] = torch.tensor(K_SCALE, dtype=torch.float32, device="cuda")
@@ -100,7 +101,7 @@ def reference_for(case: PreprocessCase, run):
         norm_eps=NORM_EPS, q_norm_weight=run["weights"].get("q_norm_weight"),
         k_norm_weight=run["weights"].get("k_norm_weight"), rope=style,
         rotary_dim=rotary_dim, rotary_offset=offset, theta=theta, scaling=scaling,
-        positions=run["positions"])
+        positions=run["positions"], temperature=TEMPERATURE if case.temperature else None)
 
 
 def check_cache(name, cache, heads, dim, slots, expected, case, exact_source=None):
@@ -147,7 +148,7 @@ def test_preprocess(models, case, generator):
         assert run["result"] is run["q_out"]
 
     # q_out: every token, padding included
-    if case.norm == "none" and case.rope == "none":
+    if case.norm == "none" and case.rope == "none" and not case.temperature:
         assert_finite("q_out", run["q_out"])
         assert torch.equal(run["q_out"], ref.q_raw), "q_out: not an exact copy of q"
     else:
@@ -170,11 +171,13 @@ def test_preprocess(models, case, generator):
 # The generated source's table and the Config's factor (emitPreprocess).
 _INV_FREQ = re.compile(r"rope_inv_freq\[(\d+)\]\s*=\s*\{([^}]*)\}")
 _FACTOR = re.compile(r"rope_attention_factor\s*=\s*([0-9.eE+-]+)f;")
+_INV_FREQ_LONG = re.compile(r"rope_inv_freq_long\[(\d+)\]\s*=\s*\{([^}]*)\}")
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.rope != "none"
                                   and c.tokens == 7][:8] +
-                         [c for c in CASES if c.rope in ("mla", "yarn", "llama3", "linear")
+                         [c for c in CASES if c.rope in ("mla", "yarn", "llama3", "linear",
+                                                         "longrope")
                           and c.tokens != 7],
                          ids=lambda c: c.id())
 def test_rope_table_matches_reference(models, case):
@@ -196,6 +199,20 @@ def test_rope_table_matches_reference(models, case):
     assert factor_match, "no rope_attention_factor in the generated source's Config"
     got_factor = float(factor_match.group(1))
     assert abs(got_factor - factor) <= 1e-6 * factor, (got_factor, factor)
+    long_match = _INV_FREQ_LONG.search(source)
+    if scaling and scaling["kind"] == "longrope":
+        # from original_max_position on: the long divisors
+        assert long_match, "no rope_inv_freq_long table for longrope"
+        long_table = [float(x) for x in long_match.group(2).replace("\n", " ").split(",")
+                      if x.strip()]
+        base = 1.0 / theta ** (np.arange(0, rotary_dim, 2, dtype=np.float64) / rotary_dim)
+        want_long = base / np.asarray(scaling["long_factor"], dtype=np.float64)
+        assert len(long_table) == len(want_long)
+        for i, (got, want) in enumerate(zip(long_table, want_long)):
+            assert abs(got - want) <= 1e-12 * abs(want), (i, got, want)
+        assert f"rope_long_from = {scaling['original_max_position']};" in source
+    else:
+        assert long_match is None, "a second rope table without longrope"
 
 
 def test_preprocess_allocates_outputs(models):

@@ -1,8 +1,8 @@
 //===- attnc.cpp - The attnc ahead-of-time command-line tool --------------===//
 //
-//   attnc layout <config.json> [--tp N] [--rank R] [--json]
-//   attnc import <config.json> [--tp N --rank R] [--dtype bf16|fp16]
-//                [--kv-dtype bf16|fp16|fp8] [--block-size N] [-o FILE]
+//   attnc layout | import | compile | explain <config.json> [options]
+//   attnc --version, attnc --help, attnc <command> --help
+// (each command's usage string below lists its flags)
 //
 // Exit status: 0 success, 2 bad input (usage, config, request), 1 internal
 // failure. Every error is one line naming the field and the rule.
@@ -14,6 +14,8 @@
 #include "attnc/Model/ModelConfig.h"
 
 #include "attnc/Jit/ModelCompiler.h"
+#include "attnc/Runtime/NvrtcCompiler.h"
+#include "Explain.h"
 #include "attnc/Support/FileUtil.h"
 #include "attnc/Transforms/Passes.h"
 
@@ -21,11 +23,14 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -40,6 +45,8 @@ constexpr int kExitOk = 0;
 constexpr int kExitInternal = 1;
 constexpr int kExitBadInput = 2;
 
+// Each command's usage lists every flag it accepts; the same flag is spelled
+// the same in every command. The top-level help lists every command.
 const char *kLayoutUsage =
     "usage: attnc layout <config.json> [--tp N] [--rank R] [--json]\n"
     "  fused QKV(G) segments and tensor-parallel shards of each layer kind;\n"
@@ -62,25 +69,60 @@ const char *kCompileUsage =
     "  manifest.json; a loadable model bundle. DIR is new, empty, or an\n"
     "  earlier bundle (whose files are replaced); --json prints the summary\n"
     "  as JSON\n";
+const char *kExplainUsage =
+    "usage: attnc explain <config.json> [--batch B] [--context L] [--prefill]\n"
+    "                     [--bandwidth TB/s] [--flops TFLOP/s] [--arch sm_90a]\n"
+    "                     [--tp N --rank R] [--dtype bf16|fp16]\n"
+    "                     [--kv-dtype bf16|fp16|fp8] [--block-size N]\n"
+    "                     [--no-compile] [--json]\n"
+    "  per layer kind its features (present and absent) and per kernel its\n"
+    "  plan (form, tiles, stages, split-KV rule and count), launch, shared\n"
+    "  memory, registers and stack (from the compiled cubin), bytes and\n"
+    "  FLOPs per token, and the floor time of a decode step of B sequences\n"
+    "  of L keys (default B 64, L 8192) or, with --prefill, of the causal\n"
+    "  prefill of B sequences of L tokens, at --bandwidth TB/s (default\n"
+    "  4.25) and --flops TFLOP/s (default 780: an H200's measured copy\n"
+    "  bandwidth and bf16 matmul rate); --no-compile skips NVRTC (no\n"
+    "  registers); --json prints the same as one JSON document\n";
+const char *kVersionUsage =
+    "usage: attnc --version [--json]\n"
+    "  the attnc version, the MLIR/LLVM it was built with and the NVRTC it\n"
+    "  loads (or why none loads)\n";
 
-const char *kUsage =
-    "usage: attnc <command> [options]      (attnc <command> --help for one)\n"
-    "\n"
-    "commands:\n"
-    "  layout <config.json> [--tp N] [--rank R] [--json]\n"
-    "      fused QKV(G) segments and tensor-parallel shards of each layer kind\n"
-    "  import <config.json> [--tp N --rank R] [--dtype bf16|fp16]\n"
-    "         [--kv-dtype bf16|fp16|fp8] [--block-size N]\n"
-    "         [--emit=layer|kernel] [--arch sm_90a] [-o FILE] [--json]\n"
-    "      the layers in the attn dialect, one function per layer kind;\n"
-    "      --emit=kernel runs attnc-pipeline and prints the kernel form\n"
-    "  compile <config.json> -o DIR [--arch sm_90a] [--tp N --rank R]\n"
-    "          [--dtype bf16|fp16] [--kv-dtype bf16|fp16|fp8] [--block-size N]\n"
-    "          [--json]\n"
-    "      ahead-of-time compile: IR per stage, .cu, .ptx and .cubin per\n"
-    "      kernel, manifest.json; a loadable model bundle\n"
-    "\n"
-    "exit status: 0 ok, 2 bad input (the message names the field), 1 internal error\n";
+/// The commands, in the order the help lists them.
+struct Command {
+  const char *name;
+  const char *summary;
+  const char *usage;
+};
+const Command kCommands[] = {
+    {"layout", "fused QKV(G) segments and tensor-parallel shards",
+     kLayoutUsage},
+    {"import", "the layers in the attn dialect (or the kernel form)",
+     kImportUsage},
+    {"compile", "ahead-of-time compile into a loadable model bundle",
+     kCompileUsage},
+    {"explain", "plan, resources, bytes, FLOPs and floor time per kernel",
+     kExplainUsage},
+};
+
+std::string topLevelUsage() {
+  std::string text = "usage: attnc <command> <config.json> [options]\n"
+                     "       attnc <command> --help | attnc help <command>\n"
+                     "       attnc --version [--json] | attnc --help\n"
+                     "\ncommands:\n";
+  for (const Command &c : kCommands) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-9s %s\n", c.name, c.summary);
+    text += line;
+  }
+  text += "\nflags shared by commands are spelled the same in each: --tp N, "
+          "--rank R,\n--dtype, --kv-dtype, --block-size N, --arch, -o, --json, "
+          "--help (-h)\n"
+          "\nexit status: 0 ok, 2 bad input (the message names the field), "
+          "1 internal error\n";
+  return text;
+}
 
 /// --json: stdout carries exactly one JSON document, a summary or the error.
 bool gJson = false;
@@ -730,30 +772,161 @@ int runCompile(int argc, char **argv) {
   return kExitOk;
 }
 
+/// A positive finite number option (TB/s, TFLOP/s); the error names the
+/// flag.
+std::optional<std::string> rateOption(const Args &args, const std::string &name,
+                                      double &out) {
+  auto it = args.values.find(name);
+  if (it == args.values.end())
+    return std::nullopt;
+  const std::string &text = it->second;
+  char *end = nullptr;
+  errno = 0;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value) ||
+      value <= 0)
+    return name + ": must be a positive number, got '" + text + "'";
+  out = value;
+  return std::nullopt;
+}
+
+int runExplain(int argc, char **argv) {
+  Args args;
+  if (auto error = parseArgs(
+          argc, argv, 2,
+          withLayerFlags({"--batch", "--context", "--bandwidth", "--flops",
+                          "--arch"}),
+          {"--json", "--prefill", "--no-compile"}, args))
+    return fail(kExitBadInput, *error);
+  if (args.help) {
+    std::fputs(kExplainUsage, stdout);
+    return kExitOk;
+  }
+  if (args.positional.size() != 1)
+    return fail(kExitBadInput, "explain: expected one config file");
+  const std::string &path = args.positional[0];
+  attnc::tools::ExplainOptions options;
+  options.config_path = path;
+  if (auto e = layerOptions(args, options.layer))
+    return fail(kExitBadInput, *e);
+  if (auto it = args.values.find("--arch"); it != args.values.end())
+    options.arch = it->second;
+  if (attnc::Status s = attnc::runtime::validateArch(options.arch); !s.ok())
+    return fail(kExitBadInput, "--arch: " + s.message(), "--arch", s.rule);
+  options.workload.phase = args.switches.count("--prefill")
+                               ? attnc::plan::Phase::Prefill
+                               : attnc::plan::Phase::Decode;
+  options.workload.batch = 64;
+  options.workload.context = 8192;
+  if (auto e = intOption(args, "--batch", options.workload.batch))
+    return fail(kExitBadInput, *e, "--batch");
+  if (auto e = intOption(args, "--context", options.workload.context))
+    return fail(kExitBadInput, *e, "--context");
+  if (attnc::Status s = attnc::plan::checkWorkload(options.workload); !s.ok())
+    return fail(kExitBadInput, "--" + s.field + ": " + s.rule, "--" + s.field,
+                s.rule);
+  double bandwidth = options.machine.bytes_per_second / 1e12;
+  double flops = options.machine.flops_per_second / 1e12;
+  if (auto e = rateOption(args, "--bandwidth", bandwidth))
+    return fail(kExitBadInput, *e, "--bandwidth");
+  if (auto e = rateOption(args, "--flops", flops))
+    return fail(kExitBadInput, *e, "--flops");
+  options.machine.bytes_per_second = bandwidth * 1e12;
+  options.machine.flops_per_second = flops * 1e12;
+  options.default_machine =
+      !args.values.count("--bandwidth") && !args.values.count("--flops");
+  options.compile = !args.switches.count("--no-compile");
+
+  attnc::Result<attnc::ModelConfig> config = attnc::importModelConfigFile(path);
+  if (!config)
+    return configError(path, config.status());
+  auto document = attnc::tools::explainModel(*config, options);
+  if (!document) {
+    const attnc::Status &status = document.status();
+    bool request = status.code() == attnc::StatusCode::InvalidArgument;
+    return fail(request ? kExitBadInput : kExitInternal,
+                path + ": " + status.message(), status.field, status.rule);
+  }
+  if (gJson)
+    return printJson(*document);
+  std::fputs(attnc::tools::explainTable(*document).c_str(), stdout);
+  return kExitOk;
+}
+
+/// attnc --version: attnc, the MLIR/LLVM it was built with, the NVRTC it
+/// loads.
+int runVersion(int argc, char **argv) {
+  Args args;
+  if (auto error = parseArgs(argc, argv, 2, {}, {"--json"}, args))
+    return fail(kExitBadInput, *error);
+  if (args.help) {
+    std::fputs(kVersionUsage, stdout);
+    return kExitOk;
+  }
+  if (!args.positional.empty())
+    return fail(kExitBadInput, "--version: takes no arguments, got '" +
+                                   args.positional[0] + "'");
+  nlohmann::json nvrtc;
+  std::string nvrtcLine;
+  auto library = attnc::runtime::NvrtcLibrary::load();
+  if (library) {
+    nvrtc = {{"available", true},
+             {"version", (*library)->version().str()},
+             {"path", (*library)->path()}};
+    nvrtcLine = "NVRTC " + (*library)->version().str() + " (" +
+                (*library)->path() + ")";
+  } else {
+    nvrtc = {{"available", false}, {"reason", library.status().rule}};
+    nvrtcLine = "NVRTC not available: " + library.status().rule;
+  }
+  if (gJson)
+    return printJson({{"attnc_version", ATTNC_VERSION},
+                      {"runtime_version", attnc::runtime::attncVersion()},
+                      {"llvm_version", LLVM_VERSION_STRING},
+                      {"nvrtc", nvrtc}});
+  std::printf("attnc %s\nbuilt with MLIR/LLVM %s\n%s\n", ATTNC_VERSION,
+              LLVM_VERSION_STRING, nvrtcLine.c_str());
+  return kExitOk;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   if (argc < 2)
-    return fail(kExitBadInput, std::string("missing command\n") + kUsage);
+    return fail(kExitBadInput, "missing command\n" + topLevelUsage());
   std::string command = argv[1];
   // Set before any argument is parsed, so that a usage error is JSON too.
   for (int i = 2; i < argc; ++i)
     if (std::string(argv[i]) == "--json")
       gJson = true;
-  if (command == "--help" || command == "-h" || command == "help") {
-    std::fputs(kUsage, stdout);
+  if (command == "--help" || command == "-h") {
+    std::fputs(topLevelUsage().c_str(), stdout);
     return kExitOk;
   }
-  if (command == "--version") {
-    std::printf("attnc %s\n", ATTNC_VERSION);
-    return kExitOk;
+  if (command == "help") {
+    if (argc == 2) {
+      std::fputs(topLevelUsage().c_str(), stdout);
+      return kExitOk;
+    }
+    for (const Command &c : kCommands)
+      if (c.name == std::string(argv[2])) {
+        std::fputs(c.usage, stdout);
+        return kExitOk;
+      }
+    return fail(kExitBadInput, "help: unknown command '" +
+                                   std::string(argv[2]) + "'\n" +
+                                   topLevelUsage());
   }
+  if (command == "--version")
+    return runVersion(argc, argv);
   if (command == "layout")
     return runLayout(argc, argv);
   if (command == "import")
     return runImport(argc, argv);
   if (command == "compile")
     return runCompile(argc, argv);
+  if (command == "explain")
+    return runExplain(argc, argv);
   return fail(kExitBadInput,
-              "unknown command '" + command + "'\n" + std::string(kUsage));
+              "unknown command '" + command + "'\n" + topLevelUsage());
 }

@@ -1431,12 +1431,138 @@ func.func @output_gate_element_type(%o: tensor<?x16x256xi8>,
 
 // -----
 
-// The custom syntax has one type; a mismatched gate needs the generic form.
+// A gate is the output's shape or one value per head, nothing between.
 func.func @output_gate_type_mismatch(%o: tensor<?x16x128xbf16>,
                                      %g: tensor<?x16x256xbf16>) {
-  // expected-error @+1 {{requires the same type for all operands and results}}
+  // expected-error @+1 {{gate must have shape [?, 16, 1] (the input's shape, or tokens x num_q_heads x 1 (one value per head)), got 'tensor<?x16x256xbf16>'}}
+  %y = attn.output_gate %o, %g : tensor<?x16x128xbf16>, tensor<?x16x256xbf16>
+  return
+}
+
+// -----
+
+func.func @output_gate_head_scalar_heads(%o: tensor<?x16x128xbf16>,
+                                         %g: tensor<?x8x1xbf16>) {
+  // expected-error @+1 {{gate must have shape [?, 16, 1] (the input's shape, or tokens x num_q_heads x 1 (one value per head)), got 'tensor<?x8x1xbf16>'}}
+  %y = attn.output_gate %o, %g : tensor<?x16x128xbf16>, tensor<?x8x1xbf16>
+  return
+}
+
+// -----
+
+func.func @output_gate_head_scalar_element(%o: tensor<?x16x128xbf16>,
+                                           %g: tensor<?x16x1xf16>) {
+  // expected-error @+1 {{gate element type}}
+  %y = attn.output_gate %o, %g : tensor<?x16x128xbf16>, tensor<?x16x1xf16>
+  return
+}
+
+// -----
+
+func.func @output_gate_result_type(%o: tensor<?x16x128xbf16>,
+                                   %g: tensor<?x16x1xbf16>) {
+  // expected-error @+1 {{all of {input, result} have same type}}
   %y = "attn.output_gate"(%o, %g)
-      : (tensor<?x16x128xbf16>, tensor<?x16x256xbf16>) -> tensor<?x16x128xbf16>
+      : (tensor<?x16x128xbf16>, tensor<?x16x1xbf16>) -> tensor<?x16x64xbf16>
+  return
+}
+
+// -----
+
+// head_scalar: the fused width adds num_q_heads gate columns.
+func.func @qkv_split_head_scalar_width(%qkv: tensor<?x3744xbf16>) {
+  // expected-error @+1 {{+ num_q_heads = 3728 for gate_layout head_scalar, got 3744}}
+  %q, %k, %v, %g = attn.qkv_split %qkv {num_q_heads = 16, num_kv_heads = 2,
+      qk_head_dim = 192, v_head_dim = 128, gate_layout = #attn.gate_layout<head_scalar>}
+      : tensor<?x3744xbf16> -> tensor<?x16x192xbf16>, tensor<?x2x192xbf16>,
+        tensor<?x2x128xbf16>, tensor<?x16x1xbf16>
+  return
+}
+
+// -----
+
+func.func @qkv_split_head_scalar_gate_shape(%qkv: tensor<?x3728xbf16>) {
+  // expected-error @+1 {{gate result must have shape [?, 16, 1] (tokens x num_q_heads x 1)}}
+  %q, %k, %v, %g = attn.qkv_split %qkv {num_q_heads = 16, num_kv_heads = 2,
+      qk_head_dim = 192, v_head_dim = 128, gate_layout = #attn.gate_layout<head_scalar>}
+      : tensor<?x3728xbf16> -> tensor<?x16x192xbf16>, tensor<?x2x192xbf16>,
+        tensor<?x2x128xbf16>, tensor<?x16x128xbf16>
+  return
+}
+
+// -----
+
+func.func @rope_longrope_lists_missing(%x: tensor<?x4x96xbf16>, %pos: tensor<?xi64>) {
+  %0 = attn.rope %x, %pos {rotary_dim = 96, theta = 1.0e+04 : f64,
+      // expected-error @+1 {{rope_scaling short_factor and long_factor are set exactly for longrope scaling}}
+      scaling = #attn.rope_scaling<kind = longrope, factor = 32.0, original_max_position = 4096>}
+      : tensor<?x4x96xbf16>, tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @rope_lists_without_longrope(%x: tensor<?x4x4xbf16>, %pos: tensor<?xi64>) {
+  %0 = attn.rope %x, %pos {rotary_dim = 4, theta = 1.0e+04 : f64,
+      // expected-error @+1 {{rope_scaling short_factor and long_factor are set exactly for longrope scaling}}
+      scaling = #attn.rope_scaling<kind = linear, factor = 2.0,
+          short_factor = array<f64: 1.0, 1.0>, long_factor = array<f64: 2.0, 2.0>>}
+      : tensor<?x4x4xbf16>, tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @rope_longrope_list_lengths(%x: tensor<?x4x4xbf16>, %pos: tensor<?xi64>) {
+  %0 = attn.rope %x, %pos {rotary_dim = 4, theta = 1.0e+04 : f64,
+      // expected-error @+1 {{rope_scaling short_factor and long_factor must be non-empty and of one length (got 2 and 3)}}
+      scaling = #attn.rope_scaling<kind = longrope, factor = 32.0, original_max_position = 4096,
+          short_factor = array<f64: 1.0, 1.0>, long_factor = array<f64: 2.0, 2.0, 2.0>>}
+      : tensor<?x4x4xbf16>, tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @rope_longrope_factor_value(%x: tensor<?x4x4xbf16>, %pos: tensor<?xi64>) {
+  %0 = attn.rope %x, %pos {rotary_dim = 4, theta = 1.0e+04 : f64,
+      // expected-error @+1 {{rope_scaling short_factor and long_factor values must be positive finite numbers, got 0}}
+      scaling = #attn.rope_scaling<kind = longrope, factor = 32.0, original_max_position = 4096,
+          short_factor = array<f64: 1.0, 0.0>, long_factor = array<f64: 2.0, 2.0>>}
+      : tensor<?x4x4xbf16>, tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @rope_longrope_original(%x: tensor<?x4x4xbf16>, %pos: tensor<?xi64>) {
+  %0 = attn.rope %x, %pos {rotary_dim = 4, theta = 1.0e+04 : f64,
+      // expected-error @+1 {{rope_scaling original_max_position must be set (> 0) for longrope scaling}}
+      scaling = #attn.rope_scaling<kind = longrope, factor = 32.0,
+          short_factor = array<f64: 1.0, 1.0>, long_factor = array<f64: 2.0, 2.0>>}
+      : tensor<?x4x4xbf16>, tensor<?xi64>
+  return
+}
+
+// -----
+
+// One divisor per inverse frequency: rotary_dim / 2 of them.
+func.func @rope_longrope_rotary_dim(%x: tensor<?x4x8xbf16>, %pos: tensor<?xi64>) {
+  // expected-error @+1 {{longrope short_factor and long_factor must have rotary_dim / 2 (4) values, got 2}}
+  %0 = attn.rope %x, %pos {rotary_dim = 8, theta = 1.0e+04 : f64,
+      scaling = #attn.rope_scaling<kind = longrope, factor = 32.0, original_max_position = 4096,
+          short_factor = array<f64: 1.0, 1.0>, long_factor = array<f64: 2.0, 2.0>>}
+      : tensor<?x4x8xbf16>, tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @rope_attention_factor_kind(%x: tensor<?x4x4xbf16>, %pos: tensor<?xi64>) {
+  %0 = attn.rope %x, %pos {rotary_dim = 4, theta = 1.0e+04 : f64,
+      // expected-error @+1 {{rope_scaling attention_factor applies to yarn and longrope scaling only}}
+      scaling = #attn.rope_scaling<kind = linear, factor = 2.0, attention_factor = 1.5>}
+      : tensor<?x4x4xbf16>, tensor<?xi64>
   return
 }
 
@@ -1606,6 +1732,85 @@ func.func @schedule_wgmma_pad(%q: tensor<?x16x80xbf16>, %kc: tensor<?x16x2x80xbf
   %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs {schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 80, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "wgmma">, softmax_scale = 0.07 : f64}
       : tensor<?x16x80xbf16>, tensor<?x16x2x80xbf16>, tensor<?x16x2x128xbf16>,
         tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
+  return
+}
+
+// -----
+
+func.func @query_temperature_floor_scale(%q: tensor<?x4x8xbf16>, %pos: tensor<?xi64>) {
+  // expected-error @+1 {{temperature floor_scale must be a positive finite number, got 0}}
+  %0 = attn.query_temperature %q, %pos {floor_scale = 0.0 : f64, scale = 0.1 : f64}
+      : tensor<?x4x8xbf16>, tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @query_temperature_rank(%q: tensor<?x32xbf16>, %pos: tensor<?xi64>) {
+  // expected-error @+1 {{input must have rank 3 [tokens, heads, qk_head_dim]}}
+  %0 = attn.query_temperature %q, %pos {floor_scale = 8192.0 : f64, scale = 0.1 : f64}
+      : tensor<?x32xbf16>, tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @query_temperature_positions(%q: tensor<3x4x8xbf16>, %pos: tensor<4xi64>) {
+  // expected-error @+1 {{token count (dim 0)}}
+  %0 = attn.query_temperature %q, %pos {floor_scale = 8192.0 : f64, scale = 0.1 : f64}
+      : tensor<3x4x8xbf16>, tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @fused_temperature_not_last(%qkv: tensor<?x16xbf16>, %slots: tensor<?xi64>, %pos: tensor<?xi64>,
+    %kc: tensor<?x16x1x4xbf16>, %vc: tensor<?x16x1x4xbf16>) {
+  // expected-error @+1 {{q_temperature must be the last stage (it scales the final q)}}
+  %q, %kc2, %vc2 = attn.fused_preprocess %qkv, %slots into %kc, %vc positions %pos {
+      num_q_heads = 2, num_kv_heads = 1, qk_head_dim = 4, v_head_dim = 4,
+      stages = [#attn.stage<q_temperature>, #attn.stage<rope>], rope_style = #attn.rope_style<neox>,
+      rotary_dim = 4, rotary_offset = 0, theta = 1.0e4 : f64,
+      temperature_floor_scale = 8192.0 : f64, temperature_scale = 0.1 : f64}
+      : tensor<?x16xbf16>, tensor<?xi64> into tensor<?x16x1x4xbf16>, tensor<?x16x1x4xbf16>
+        positions tensor<?xi64> -> tensor<?x2x4xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_temperature_attrs(%qkv: tensor<?x16xbf16>, %slots: tensor<?xi64>, %pos: tensor<?xi64>,
+    %kc: tensor<?x16x1x4xbf16>, %vc: tensor<?x16x1x4xbf16>) {
+  // expected-error @+1 {{temperature_scale is required by the q_temperature stage}}
+  %q, %kc2, %vc2 = attn.fused_preprocess %qkv, %slots into %kc, %vc positions %pos {
+      num_q_heads = 2, num_kv_heads = 1, qk_head_dim = 4, v_head_dim = 4,
+      stages = [#attn.stage<q_temperature>], temperature_floor_scale = 8192.0 : f64}
+      : tensor<?x16xbf16>, tensor<?xi64> into tensor<?x16x1x4xbf16>, tensor<?x16x1x4xbf16>
+        positions tensor<?xi64> -> tensor<?x2x4xbf16>
+  return
+}
+
+// -----
+
+func.func @attention_chunk_not_causal(%q: tensor<?x4x8xbf16>, %kc: tensor<?x16x2x8xbf16>,
+    %vc: tensor<?x16x2x8xbf16>, %t: tensor<?x?xi32>, %l: tensor<?xi32>, %s: tensor<?xi32>) {
+  // expected-error @+1 {{attention_chunk needs causal attention}}
+  %o = attn.paged_attention %q, %kc, %vc, %t, %l, %s {softmax_scale = 0.35 : f64,
+      causal = false, attention_chunk = 128}
+      : tensor<?x4x8xbf16>, tensor<?x16x2x8xbf16>, tensor<?x16x2x8xbf16>, tensor<?x?xi32>,
+        tensor<?xi32>, tensor<?xi32> -> tensor<?x4x8xbf16>
+  return
+}
+
+// -----
+
+func.func @attention_chunk_negative(%q: tensor<?x4x8xbf16>, %kc: tensor<?x16x2x8xbf16>,
+    %vc: tensor<?x16x2x8xbf16>, %t: tensor<?x?xi32>, %l: tensor<?xi32>, %s: tensor<?xi32>) {
+  // expected-error @+1 {{attention_chunk}}
+  %o = attn.paged_attention %q, %kc, %vc, %t, %l, %s {softmax_scale = 0.35 : f64,
+      attention_chunk = -2}
+      : tensor<?x4x8xbf16>, tensor<?x16x2x8xbf16>, tensor<?x16x2x8xbf16>, tensor<?x?xi32>,
+        tensor<?xi32>, tensor<?xi32> -> tensor<?x4x8xbf16>
   return
 }
 

@@ -668,6 +668,39 @@ func.func @output_gate(%o: tensor<?x16x256xbf16>, %g: tensor<?x16x256xbf16>)
   return %y : tensor<?x16x256xbf16>
 }
 
+// One gate value per head: the gate's type follows the output's.
+// CHECK-LABEL: func.func @output_gate_head_scalar(
+// CHECK:         attn.output_gate %{{[^ ,]+}}, %{{[^ ,]+}} : tensor<?x16x256xbf16>, tensor<?x16x1xbf16>{{$}}
+func.func @output_gate_head_scalar(%o: tensor<?x16x256xbf16>, %g: tensor<?x16x1xbf16>)
+    -> tensor<?x16x256xbf16> {
+  %y = attn.output_gate %o, %g : tensor<?x16x256xbf16>, tensor<?x16x1xbf16>
+  return %y : tensor<?x16x256xbf16>
+}
+
+// CHECK-LABEL: func.func @qkv_split_head_scalar(
+// CHECK:         gate_layout = #attn.gate_layout<head_scalar>
+// CHECK-SAME:    -> tensor<?x16x192xbf16>, tensor<?x2x192xbf16>, tensor<?x2x128xbf16>, tensor<?x16x1xbf16>
+func.func @qkv_split_head_scalar(%qkv: tensor<?x3728xbf16>) -> tensor<?x16x1xbf16> {
+  %q, %k, %v, %g = attn.qkv_split %qkv {num_q_heads = 16, num_kv_heads = 2,
+      qk_head_dim = 192, v_head_dim = 128, gate_layout = #attn.gate_layout<head_scalar>}
+      : tensor<?x3728xbf16> -> tensor<?x16x192xbf16>, tensor<?x2x192xbf16>,
+        tensor<?x2x128xbf16>, tensor<?x16x1xbf16>
+  return %g : tensor<?x16x1xbf16>
+}
+
+// longrope keeps its factor lists exactly; attention_factor is printed when set.
+// CHECK-LABEL: func.func @rope_longrope(
+// CHECK:         #attn.rope_scaling<kind = longrope, factor = 3.200000e+01, original_max_position = 4096,
+// CHECK-SAME:        short_factor = array<f64: 1.050000e+00, 1.500000e+00>, long_factor = array<f64: 3.250000e+00, 7.000000e+00>, attention_factor = 1.1902380714238083>
+func.func @rope_longrope(%x: tensor<?x4x4xbf16>, %pos: tensor<?xi64>) -> tensor<?x4x4xbf16> {
+  %0 = attn.rope %x, %pos {rotary_dim = 4, theta = 1.0e+04 : f64,
+      scaling = #attn.rope_scaling<kind = longrope, factor = 32.0, original_max_position = 4096,
+          short_factor = array<f64: 1.05, 1.5>, long_factor = array<f64: 3.25, 7.0>,
+          attention_factor = 1.1902380714238083>}
+      : tensor<?x4x4xbf16>, tensor<?xi64>
+  return %0 : tensor<?x4x4xbf16>
+}
+
 // CHECK-LABEL: func.func @output_gate_f32_static(
 // CHECK:         attn.output_gate %{{[^ ,]+}}, %{{[^ ,]+}} : tensor<3x4x3xf32>{{$}}
 func.func @output_gate_f32_static(%o: tensor<3x4x3xf32>, %g: tensor<3x4x3xf32>)

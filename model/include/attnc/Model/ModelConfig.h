@@ -114,6 +114,10 @@ struct LayerKind {
   RopeConfig rope;
   /// Keys visible to a query: 0 = unlimited, else the window size.
   int64_t sliding_window = 0;
+  /// Chunked attention (Llama 4's attention_chunk_size on its RoPE layers):
+  /// a query at position p sees only the keys of its chunk,
+  /// [p - p % attention_chunk, p]. 0 = none.
+  int64_t attention_chunk = 0;
   /// Per-head learned attention-sink logits (gpt-oss, MiMo sliding layers).
   bool sinks = false;
   /// Softmax scale applied to q.k (default 1/sqrt(Dqk)).

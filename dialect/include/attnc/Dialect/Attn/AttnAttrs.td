@@ -31,14 +31,19 @@ class Attn_BoolParameter<string desc, string default>
 
 def Attn_RopeScalingAttr : AttrDef<Attn_Dialect, "RopeScaling"> {
   let mnemonic = "rope_scaling";
-  let summary = "rotary frequency scaling (linear, llama3, yarn, dynamic NTK)";
+  let summary = "rotary frequency scaling (linear, llama3, yarn, dynamic NTK, longrope)";
   let description = [{
     Parameters of the rotary frequency scaling. Which fields matter depends on
     `kind`: linear and dynamic use `factor`; llama3 uses `factor`,
     `original_max_position`, `low_freq_factor` and `high_freq_factor`; yarn
     uses `factor`, `original_max_position`, `beta_fast`, `beta_slow`,
-    `mscale`, `mscale_all_dim` and `truncate`. Fields equal to their default
-    are not printed.
+    `mscale`, `mscale_all_dim` and `truncate`; longrope (Phi-3) uses
+    `original_max_position`, `short_factor` and `long_factor` (rotary_dim / 2
+    divisors of the inverse frequencies each: a position below
+    original_max_position rotates with the short list, one at or past it with
+    the long list) and `factor` (for its default attention factor).
+    `attention_factor` (yarn, longrope) multiplies cos and sin; 0 means the
+    kind's default. Fields equal to their default are not printed.
 
     Example:
     ```mlir
@@ -55,7 +60,11 @@ def Attn_RopeScalingAttr : AttrDef<Attn_Dialect, "RopeScaling"> {
     Attn_F64Parameter<"yarn beta_slow", "1.0">:$beta_slow,
     Attn_F64Parameter<"yarn mscale", "1.0">:$mscale,
     Attn_F64Parameter<"yarn mscale_all_dim (0: absent)", "0.0">:$mscale_all_dim,
-    Attn_BoolParameter<"yarn truncate", "true">:$truncate
+    Attn_BoolParameter<"yarn truncate", "true">:$truncate,
+    Attn_F64ArrayParameter<"longrope divisors below original_max_position">:$short_factor,
+    Attn_F64ArrayParameter<"longrope divisors from original_max_position on">:$long_factor,
+    Attn_F64Parameter<"factor on cos and sin (yarn, longrope); 0: the default",
+                      "0.0">:$attention_factor
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -177,7 +186,8 @@ def Attn_PreprocessEmissionAttr : AttrDef<Attn_Dialect, "PreprocessEmission"> {
     block size, the fused row's layout from the layout library (width, q, k,
     v and, when the kernel outputs the gate, gate offsets and head strides),
     and with rope the inverse frequencies (scaling applied, in double) and
-    yarn's attention factor.
+    the attention factor (yarn, longrope); longrope adds the second table
+    `inv_freq_long`, used from position `rope_long_from` on.
 
     Example:
     ```mlir
@@ -199,7 +209,10 @@ def Attn_PreprocessEmissionAttr : AttrDef<Attn_Dialect, "PreprocessEmission"> {
     OptionalParameter<"std::optional<int64_t>", "gate segment offset">:$gate_offset,
     OptionalParameter<"std::optional<int64_t>", "gate head stride">:$gate_head_stride,
     Attn_F64ArrayParameter<"rope inverse frequencies, rotary_dim / 2 of them">:$inv_freq,
-    Attn_F64Parameter<"factor on cos and sin (yarn)", "1.0">:$rope_attention_factor
+    Attn_F64Parameter<"factor on cos and sin (yarn, longrope)", "1.0">:$rope_attention_factor,
+    Attn_F64ArrayParameter<"longrope: the inverse frequencies from rope_long_from on">:$inv_freq_long,
+    DefaultValuedParameter<"int64_t", "0",
+        "longrope: the first position of inv_freq_long (0: none)">:$rope_long_from
   );
   let assemblyFormat = "`<` struct(params) `>`";
 }

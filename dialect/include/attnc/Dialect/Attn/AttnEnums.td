@@ -9,7 +9,8 @@ def Attn_GateLayout : I32EnumAttr<"GateLayout",
     "where the output gate sits in the fused projection output", [
       I32EnumAttrCase<"none", 0>,
       I32EnumAttrCase<"qkvg", 1>,
-      I32EnumAttrCase<"interleaved", 2>]> {
+      I32EnumAttrCase<"interleaved", 2>,
+      I32EnumAttrCase<"head_scalar", 3>]> {
   let cppNamespace = "::attnc::attn";
   let genSpecializedAttr = 0;
 }
@@ -57,7 +58,8 @@ def Attn_RopeScalingKind : I32EnumAttr<"RopeScalingKind",
       I32EnumAttrCase<"linear", 1>,
       I32EnumAttrCase<"llama3", 2>,
       I32EnumAttrCase<"yarn", 3>,
-      I32EnumAttrCase<"dynamic", 4>]> {
+      I32EnumAttrCase<"dynamic", 4>,
+      I32EnumAttrCase<"longrope", 5>]> {
   let cppNamespace = "::attnc::attn";
 }
 
@@ -73,7 +75,8 @@ def Attn_PreprocessStage : I32EnumAttr<"PreprocessStage",
     "a stage of the fused preprocess kernel", [
       I32EnumAttrCase<"q_norm", 0>,
       I32EnumAttrCase<"k_norm", 1>,
-      I32EnumAttrCase<"rope", 2>]> {
+      I32EnumAttrCase<"rope", 2>,
+      I32EnumAttrCase<"q_temperature", 3>]> {
   let cppNamespace = "::attnc::attn";
   let genSpecializedAttr = 0;
 }

@@ -53,6 +53,33 @@ def Attn_QkvSplitOp : Attn_Op<"qkv_split", [Pure]> {
   let hasCanonicalizer = 1;
 }
 
+def Attn_QueryTemperatureOp : Attn_Op<"query_temperature",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Llama 4's attention temperature: q scaled by its position";
+  let description = [{
+    `result[t] = input[t] * (log(floor((positions[t] + 1) / floor_scale) + 1)
+    * scale + 1)`: Llama 4's `attn_temperature_tuning` on its NoPE layers,
+    which sharpens the softmax of long contexts. `floor_scale` > 0.
+
+    Example:
+    ```mlir
+    %qt = attn.query_temperature %q, %positions {floor_scale = 8192.0 : f64,
+        scale = 0.1 : f64} : tensor<?x40x128xbf16>, tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    AnyRankedTensor:$positions,
+    F64Attr:$floor_scale,
+    F64Attr:$scale
+  );
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $positions attr-dict `:` type($input) `,` type($positions)
+  }];
+  let hasVerifier = 1;
+}
+
 def Attn_RmsNormOp : Attn_Op<"rms_norm",
     [Pure, AttrSizedOperandSegments, AllTypesMatch<["input", "result"]>]> {
   let summary = "the q/k norm: RMSNorm (plain, Gemma, unweighted) or LayerNorm";
@@ -187,7 +214,9 @@ def Attn_PagedAttentionOp : Attn_Op<"paged_attention",
     the cache, and its blocks are `block_tables[s, :]`. GQA: query head h
     reads KV head `h / (Hq / Hkv)`. `causal` aligns the last query row of a
     sequence with its last key. `sliding_window > 0` limits each query to the
-    last `sliding_window` keys. `sinks` (f32 `[Hq]`) adds one learned logit
+    last `sliding_window` keys. `attention_chunk > 0` (causal only; Llama 4's
+    chunked attention) limits a query at position p to the keys of its
+    chunk, `[p - p % attention_chunk, p]`. `sinks` (f32 `[Hq]`) adds one learned logit
     per head to the softmax denominator. `logit_softcap > 0` applies
     `c * tanh(x / c)` to the logits. `value_scale` multiplies V (equivalently
     the output). The output is `[tokens, Hq, Dv]`. `schedule` is the tiling
@@ -217,6 +246,7 @@ def Attn_PagedAttentionOp : Attn_Op<"paged_attention",
     DefaultValuedAttr<I64Attr, "0">:$sliding_window,
     DefaultValuedAttr<F64Attr, "0.0">:$logit_softcap,
     DefaultValuedAttr<F64Attr, "1.0">:$value_scale,
+    DefaultValuedAttr<I64Attr, "0">:$attention_chunk,
     OptionalAttr<Attn_AttentionScheduleAttr>:$schedule
   );
   let results = (outs AnyRankedTensor:$output);
@@ -231,21 +261,26 @@ def Attn_PagedAttentionOp : Attn_Op<"paged_attention",
   let hasVerifier = 1;
 }
 
-def Attn_OutputGateOp : Attn_Op<"output_gate", [Pure, SameOperandsAndResultType]> {
+def Attn_OutputGateOp : Attn_Op<"output_gate", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "gate the attention output: out * sigmoid(gate)";
   let description = [{
-    Multiplies the attention output `[tokens, Hq, Dv]` element-wise by
-    `sigmoid(gate)`; the gate comes from `attn.qkv_split` and is Dv wide per
-    query head.
+    Multiplies the attention output `[tokens, Hq, Dv]` by `sigmoid(gate)`;
+    the gate comes from `attn.qkv_split` and is Dv wide per query head
+    (element-wise), or one value per query head (`[tokens, Hq, 1]`,
+    gate_layout head_scalar), which multiplies all Dv values of its head.
+    The gate's type is printed only when it differs from the output's.
 
     Example:
     ```mlir
     %y = attn.output_gate %o, %g : tensor<?x16x256xbf16>
+    %z = attn.output_gate %o, %s : tensor<?x16x256xbf16>, tensor<?x16x1xbf16>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$gate);
   let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$input `,` $gate attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    $input `,` $gate attr-dict `:` custom<GateTypes>(type($input), type($gate), type($result))
+  }];
   let hasVerifier = 1;
   let hasFolder = 1;
 }
@@ -276,7 +311,9 @@ def Attn_FusedPreprocessOp : Attn_Op<"fused_preprocess",
     weights and biases have the shapes it gives them (`[Dqk]`, `[H, Dqk]` or
     `[H * Dqk]`, H the heads of q resp. k). `rope` needs `positions`
     and `rope_style`, `rotary_dim`, `rotary_offset`, `theta` (and optionally
-    `scaling`). `schedule` is chosen by `attn-specialize`.
+    `scaling`). `q_temperature` (last, q only: `attn.query_temperature`)
+    needs `positions`, `temperature_floor_scale` and `temperature_scale`.
+    `schedule` is chosen by `attn-specialize`.
 
     Example (Qwen3: q/k norm then rope, no gate):
     ```mlir
@@ -320,6 +357,8 @@ def Attn_FusedPreprocessOp : Attn_Op<"fused_preprocess",
     OptionalAttr<I64Attr>:$rotary_offset,
     OptionalAttr<F64Attr>:$theta,
     OptionalAttr<Attn_RopeScalingAttr>:$scaling,
+    OptionalAttr<F64Attr>:$temperature_floor_scale,
+    OptionalAttr<F64Attr>:$temperature_scale,
     OptionalAttr<Attn_PreprocessScheduleAttr>:$schedule
   );
   let results = (outs

@@ -1,0 +1,183 @@
+//===- WorkModel.cpp - Bytes, FLOPs and floor time of a layer's kernels ---===//
+#include "attnc/Plan/WorkModel.h"
+
+#include <algorithm>
+#include <string>
+
+namespace attnc::plan {
+namespace {
+
+/// Bounds that keep every count in int64_t: a sequence's (query, key) pairs
+/// (at most context^2 / 2 + context < 2^62) and the launch's query tokens.
+/// Byte and FLOP totals are products of these with per-unit sizes, taken in
+/// double.
+constexpr int64_t kMaxContext = int64_t(1) << 31;
+constexpr int64_t kMaxWorkloadTokens = int64_t(1) << 40;
+
+Status checkShape(const LayerWorkShape &shape) {
+  if (Result<HeadShape> heads = validateHeadShape(shape.heads); !heads)
+    return heads.status();
+  if (shape.activation_bytes < 1)
+    return Status("activation_bytes",
+                  "must be >= 1, got " + std::to_string(shape.activation_bytes));
+  if (shape.cache_bytes < 1)
+    return Status("cache_bytes",
+                  "must be >= 1, got " + std::to_string(shape.cache_bytes));
+  if (shape.block_size < 1)
+    return Status("block_size",
+                  "must be >= 1, got " + std::to_string(shape.block_size));
+  if (shape.sliding_window < 0)
+    return Status("sliding_window", "must be >= 0 (0: no window), got " +
+                                        std::to_string(shape.sliding_window));
+  return Status();
+}
+
+/// Columns of the gate per token (0 without a gate).
+int64_t gateColumns(const FusedLayout &layout) {
+  const Segment *gate = layout.find(SegmentKind::Gate);
+  return gate ? gate->size() : 0;
+}
+
+double seconds(double amount, double rate) {
+  return rate > 0 ? amount / rate : 0;
+}
+
+KernelWork finish(double read, double written, double flops,
+                  const Machine &machine) {
+  KernelWork work;
+  work.read_bytes = read;
+  work.written_bytes = written;
+  work.flops = flops;
+  work.memory_seconds = seconds(read + written, machine.bytes_per_second);
+  work.compute_seconds = seconds(flops, machine.flops_per_second);
+  return work;
+}
+
+} // namespace
+
+Result<PreprocessTraffic> preprocessTraffic(const LayerWorkShape &shape) {
+  if (Status s = checkShape(shape); !s.ok())
+    return s;
+  Result<FusedLayout> layout = computeFusedLayout(shape.heads);
+  if (!layout)
+    return layout.status();
+  const HeadShape &h = shape.heads;
+  PreprocessTraffic traffic;
+  traffic.read_bytes = layout->width * shape.activation_bytes + 8 /* slot */ +
+                       (shape.rope ? 8 /* position */ : 0);
+  traffic.written_bytes =
+      (h.num_q_heads * h.qk_head_dim + gateColumns(*layout)) *
+          shape.activation_bytes +
+      h.num_kv_heads * (h.qk_head_dim + h.v_head_dim) * shape.cache_bytes;
+  return traffic;
+}
+
+Result<AttentionTraffic> attentionTraffic(const LayerWorkShape &shape) {
+  if (Status s = checkShape(shape); !s.ok())
+    return s;
+  Result<FusedLayout> layout = computeFusedLayout(shape.heads);
+  if (!layout)
+    return layout.status();
+  const HeadShape &h = shape.heads;
+  AttentionTraffic traffic;
+  traffic.kv_bytes_per_key =
+      h.num_kv_heads * (h.qk_head_dim + h.v_head_dim) * shape.cache_bytes;
+  traffic.query_read_bytes =
+      (h.num_q_heads * h.qk_head_dim + gateColumns(*layout)) *
+      shape.activation_bytes;
+  traffic.output_written_bytes =
+      h.num_q_heads * h.v_head_dim * shape.activation_bytes;
+  traffic.flops_per_query_key = 2 * h.num_q_heads * (h.qk_head_dim + h.v_head_dim);
+  return traffic;
+}
+
+int64_t visibleKeys(int64_t position, int64_t window) {
+  int64_t keys = position + 1;
+  return window > 0 ? std::min(keys, window) : keys;
+}
+
+int64_t causalQueryKeyPairs(int64_t tokens, int64_t window) {
+  if (tokens <= 0)
+    return 0;
+  if (window <= 0 || tokens <= window)
+    return tokens * (tokens + 1) / 2;
+  return window * (window + 1) / 2 + (tokens - window) * window;
+}
+
+const char *phaseName(Phase phase) {
+  return phase == Phase::Decode ? "decode" : "prefill";
+}
+
+int64_t Workload::queryTokens() const {
+  return phase == Phase::Decode ? batch : batch * context;
+}
+
+Status checkWorkload(const Workload &workload) {
+  if (workload.batch < 1)
+    return Status("batch",
+                  "must be >= 1 (sequences), got " + std::to_string(workload.batch));
+  if (workload.context < 1)
+    return Status("context", std::string("must be >= 1 (") +
+                                 (workload.phase == Phase::Decode
+                                      ? "keys per sequence"
+                                      : "new tokens per sequence") +
+                                 "), got " + std::to_string(workload.context));
+  if (workload.context > kMaxContext)
+    return Status("context", "must be <= 2^31, got " +
+                                 std::to_string(workload.context));
+  if (workload.batch > kMaxWorkloadTokens / workload.context)
+    return Status("context", "batch * context must be <= 2^40, got " +
+                                 std::to_string(workload.batch) + " * " +
+                                 std::to_string(workload.context));
+  return Status();
+}
+
+double KernelWork::floorSeconds() const {
+  return std::max(memory_seconds, compute_seconds);
+}
+
+Result<KernelWork> preprocessWork(const LayerWorkShape &shape,
+                                  const Workload &workload,
+                                  const Machine &machine) {
+  if (Status s = checkWorkload(workload); !s.ok())
+    return s;
+  Result<PreprocessTraffic> traffic = preprocessTraffic(shape);
+  if (!traffic)
+    return traffic.status();
+  double tokens = double(workload.queryTokens());
+  return finish(tokens * double(traffic->read_bytes),
+                tokens * double(traffic->written_bytes), 0, machine);
+}
+
+Result<KernelWork> attentionWork(const LayerWorkShape &shape,
+                                 const Workload &workload,
+                                 const Machine &machine) {
+  if (Status s = checkWorkload(workload); !s.ok())
+    return s;
+  Result<AttentionTraffic> traffic = attentionTraffic(shape);
+  if (!traffic)
+    return traffic.status();
+  // Per sequence: the keys read, the (query, key) pairs, the query tokens.
+  int64_t keysRead, pairs, queries;
+  if (workload.phase == Phase::Decode) {
+    keysRead = visibleKeys(workload.context - 1, shape.sliding_window);
+    pairs = keysRead;
+    queries = 1;
+  } else {
+    keysRead = workload.context;
+    pairs = causalQueryKeyPairs(workload.context, shape.sliding_window);
+    queries = workload.context;
+  }
+  int64_t pages = (keysRead + shape.block_size - 1) / shape.block_size;
+  double perSequenceRead = double(keysRead) * double(traffic->kv_bytes_per_key) +
+                           double(queries) * double(traffic->query_read_bytes) +
+                           double(pages) * 4 + 8 /* length, query start */;
+  double perSequenceWritten =
+      double(queries) * double(traffic->output_written_bytes);
+  double batch = double(workload.batch);
+  return finish(batch * perSequenceRead, batch * perSequenceWritten,
+                batch * double(pairs) * double(traffic->flops_per_query_key),
+                machine);
+}
+
+} // namespace attnc::plan
