@@ -134,6 +134,10 @@ def norm_cases() -> List[NormCase]:
         NormCase("projection_odd", 6, 2, 10, 6, "rms", "projection", rope="gptj",
                  cache="fp8", tokens=1),
         NormCase("projection_odd", 5, 1, 2, 3, "rms", "projection", rope=None, tokens=53),
+        # LayerNorm over the whole projection with a bias (no family has it;
+        # the kernel's two-pass prologue: the mean, then the variance).
+        NormCase("projection_layernorm", 12, 4, 64, 64, "layernorm", "projection", bias=True,
+                 tokens=23),
         # Cohere (use_qk_norm): LayerNorm without bias, a weight row per head,
         # gptj rope.
         NormCase("cohere", 32, 8, 128, 128, "layernorm", "head_weights", rope="gptj"),
