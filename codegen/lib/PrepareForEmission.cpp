@@ -210,6 +210,32 @@ LogicalResult checkFloatConstant(Operation *op, StringRef name, double value) {
                            << attnc::kKernelFloatRule << ", got " << value;
 }
 
+/// What the kernel's norm takes: weights and biases of the activation type
+/// (the kernel reads them as act_t), and projection statistics from the
+/// unrotated values (a prologue reads each token's whole q and k segment
+/// before any head is rotated).
+LogicalResult checkNorm(FusedPreprocessOp op, Type activation) {
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"q_norm_weight", op.getQNormWeight()},
+        {"k_norm_weight", op.getKNormWeight()},
+        {"q_norm_bias", op.getQNormBias()},
+        {"k_norm_bias", op.getKNormBias()}}) {
+    if (!value)
+      continue;
+    Type element = cast<RankedTensorType>(value.getType()).getElementType();
+    if (element != activation)
+      return op.emitOpError() << "cannot be emitted: " << name
+                              << " element type " << element
+                              << " must be the activation type " << activation;
+  }
+  if (op.normScope() == NormScope::projection && op.normAfterRope())
+    return op.emitOpError()
+           << "cannot be emitted: norm_scope projection after rope (the "
+              "kernel takes a token's statistics over the whole projection "
+              "before rotating any head)";
+  return success();
+}
+
 LogicalResult prepare(FusedPreprocessOp op) {
   Builder b(op.getContext());
   if (!op.getSchedule())
@@ -221,7 +247,8 @@ LogicalResult prepare(FusedPreprocessOp op) {
   Type activation = cast<RankedTensorType>(op.getQkv().getType()).getElementType();
   Type cacheElement =
       cast<RankedTensorType>(op.getKCache().getType()).getElementType();
-  if (failed(checkActivation(op, activation)) || failed(checkPairLayout(op)))
+  if (failed(checkActivation(op, activation)) || failed(checkPairLayout(op)) ||
+      failed(checkNorm(op, activation)))
     return failure();
   if (op.hasStage(PreprocessStage::rope) && op.getScalingAttr() &&
       op.getScalingAttr().getKind() == RopeScalingKind::dynamic)

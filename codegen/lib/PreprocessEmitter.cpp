@@ -62,9 +62,15 @@ void printHeaderComment(raw_ostream &os, const PreprocessKernel &k) {
   for (auto stage : op.getStages().getAsRange<PreprocessStageAttr>())
     os << " " << stringifyPreprocessStage(stage.getValue());
   os << "\n";
-  if (k.qNorm || k.kNorm)
+  if (k.qNorm || k.kNorm) {
     os << "//   norm: " << stringifyNormStyle(*op.getNormStyle())
-       << " eps=" << literal(op.getNormEpsAttr().getValueAsDouble()) << "\n";
+       << " eps=" << literal(op.getNormEpsAttr().getValueAsDouble());
+    if (op.normScope() != NormScope::head)
+      os << " scope=" << stringifyNormScope(op.normScope());
+    if (op.getQNormBias() || op.getKNormBias())
+      os << " with bias";
+    os << "\n";
+  }
   if (k.rope)
     os << "//   rope: " << stringifyRopeStyle(*op.getRopeStyle())
        << " rotary_dim=" << *op.getRotaryDim()
@@ -148,6 +154,15 @@ void printFeatureMembers(raw_ostream &os, const PreprocessKernel &k) {
     printMember(os, "bool", "norm_after_rope", boolLiteral(op.normAfterRope()));
     printMember(os, "float", "norm_eps",
                 floatLiteral(op.getNormEpsAttr().getValueAsDouble()));
+    // The common case (head scope, no bias) is the Defaults' and not printed.
+    if (op.normScope() != NormScope::head)
+      printMember(os, "auto", "norm_scope",
+                  std::string("attnc::preprocess::NormScope::") +
+                      stringifyNormScope(op.normScope()).str());
+    if (op.getQNormBias())
+      printMember(os, "bool", "has_q_norm_bias", "true");
+    if (op.getKNormBias())
+      printMember(os, "bool", "has_k_norm_bias", "true");
   }
   if (k.rope || k.temperature)
     os << "  using position_t = " << indexCudaType(op.getPositions()) << ";\n";
@@ -234,14 +249,16 @@ SmallVector<EmittedParam> kernelParams(const PreprocessKernel &k) {
     params.push_back(inputParam("positions", indexAbiType(op.getPositions()),
                                 abiShape(op.getPositions(), {"num_tokens"}),
                                 "Config::position_t"));
-  if (k.qNorm)
-    params.push_back(inputParam("q_norm_weight", activation,
-                                abiShape(op.getQNormWeight(), {}),
-                                "Config::act_t"));
-  if (k.kNorm)
-    params.push_back(inputParam("k_norm_weight", activation,
-                                abiShape(op.getKNormWeight(), {}),
-                                "Config::act_t"));
+  // Norm weights ([Dqk], [H, Dqk] or [H * Dqk] by scope) and layernorm
+  // biases (the weight's shape), each only when the op has it.
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"q_norm_weight", op.getQNormWeight()},
+        {"k_norm_weight", op.getKNormWeight()},
+        {"q_norm_bias", op.getQNormBias()},
+        {"k_norm_bias", op.getKNormBias()}})
+    if (value)
+      params.push_back(
+          inputParam(name, activation, abiShape(value, {}), "Config::act_t"));
   if (k.fp8) {
     params.push_back(inputParam("k_scale", ElementType::F32, {}, "float"));
     params.push_back(inputParam("v_scale", ElementType::F32, {}, "float"));

@@ -10,6 +10,7 @@
 #include "attnc/Plan/Layout.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
@@ -280,21 +281,39 @@ LogicalResult QkvSplitOp::verify() {
 //===----------------------------------------------------------------------===//
 
 /// Norm weight and eps rules shared by rms_norm and fused_preprocess; `what`
-/// names the weight operand.
+/// names the weight (or bias) operand. The scope gives the shape: [D]
+/// (head), [H, D] (head_weights), [H * D] (projection).
 static LogicalResult verifyNormWeight(Operation *op, StringRef what,
+                                      NormScope scope, int64_t numHeads,
                                       int64_t headDim,
                                       RankedTensorType weightType,
                                       double eps) {
-  if (weightType.getRank() != 1)
-    return op->emitOpError() << what
-                             << " must have rank 1 [head_dim], got "
-                             << weightType;
-  if (!dimsAgree(weightType.getDimSize(0), headDim))
-    return op->emitOpError() << what
-                             << " length must equal the head dim it "
-                                "normalises ("
-                             << describeDim(headDim) << "), got "
-                             << weightType;
+  switch (scope) {
+  case NormScope::head:
+    if (weightType.getRank() != 1)
+      return op->emitOpError() << what
+                               << " must have rank 1 [head_dim], got "
+                               << weightType;
+    if (!dimsAgree(weightType.getDimSize(0), headDim))
+      return op->emitOpError() << what
+                               << " length must equal the head dim it "
+                                  "normalises ("
+                               << describeDim(headDim) << "), got "
+                               << weightType;
+    break;
+  case NormScope::head_weights:
+    if (failed(checkShape(op, what, weightType, {numHeads, headDim},
+                          "a row per head, scope head_weights")))
+      return failure();
+    break;
+  case NormScope::projection:
+    if (failed(checkShape(
+            op, what, weightType,
+            {numHeads == kAny || headDim == kAny ? kAny : numHeads * headDim},
+            "heads * head_dim, scope projection")))
+      return failure();
+    break;
+  }
   if (!isActivationType(weightType.getElementType()))
     return op->emitOpError() << what
                              << " element type must be bf16, f16 or f32, got "
@@ -302,6 +321,60 @@ static LogicalResult verifyNormWeight(Operation *op, StringRef what,
   if (!(eps > 0) || !std::isfinite(eps))
     return op->emitOpError() << "eps must be a positive finite number, got "
                              << formatDouble(eps);
+  return success();
+}
+
+/// The q/k norm's operands for its style and scope, shared by rms_norm and
+/// fused_preprocess (`prefix` is "" or "q_norm_" / "k_norm_"): a weight
+/// unless unweighted, a bias only for layernorm and of the weight's type,
+/// and no projection scope in a module split for tensor parallelism (each
+/// rank holds some heads, and the statistics need all of them).
+static LogicalResult verifyNormOperands(Operation *op, StringRef prefix,
+                                        NormStyle style, NormScope scope,
+                                        int64_t numHeads, int64_t headDim,
+                                        Value weight, Value bias,
+                                        double eps) {
+  std::string weightName = (prefix + "weight").str();
+  std::string biasName = (prefix + "bias").str();
+  bool weighted = style != NormStyle::unweighted;
+  if (weighted != static_cast<bool>(weight))
+    return op->emitOpError()
+           << weightName
+           << (weighted ? " is required by norm style "
+                        : " is not allowed with norm style ")
+           << stringifyNormStyle(style);
+  if (bias && style != NormStyle::layernorm)
+    return op->emitOpError() << biasName
+                             << " is only allowed with norm style layernorm, "
+                                "got "
+                             << stringifyNormStyle(style);
+  if (!weighted && scope != NormScope::head)
+    return op->emitOpError() << "norm scope " << stringifyNormScope(scope)
+                             << " describes a weight's shape: an unweighted "
+                                "norm has scope head";
+  if (scope == NormScope::projection)
+    if (auto module = op->getParentOfType<ModuleOp>())
+      if (auto tp = module->getAttrOfType<DenseI64ArrayAttr>(
+              "attn.tensor_parallel");
+          tp && !tp.empty() && tp[0] > 1)
+        return op->emitOpError()
+               << "norm scope projection needs every head of the projection "
+                  "on one rank: not in a module with attn.tensor_parallel tp "
+               << tp[0];
+  if (!weighted) {
+    if (!(eps > 0) || !std::isfinite(eps))
+      return op->emitOpError() << "eps must be a positive finite number, got "
+                               << formatDouble(eps);
+    return success();
+  }
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  if (failed(verifyNormWeight(op, weightName, scope, numHeads, headDim,
+                              weightType, eps)))
+    return failure();
+  if (bias && bias.getType() != weightType)
+    return op->emitOpError() << biasName << " type (" << bias.getType()
+                             << ") must equal the " << weightName << " type ("
+                             << weightType << ")";
   return success();
 }
 
@@ -314,9 +387,10 @@ LogicalResult RmsNormOp::verify() {
                          << inputType;
   if (failed(checkActivationType(op, "input", inputType.getElementType())))
     return failure();
-  return verifyNormWeight(op, "weight", inputType.getDimSize(2),
-                          cast<RankedTensorType>(getWeight().getType()),
-                          getEps().convertToDouble());
+  return verifyNormOperands(op, "", getStyle(), getScope(),
+                            inputType.getDimSize(1), inputType.getDimSize(2),
+                            getWeight(), getBias(),
+                            getEps().convertToDouble());
 }
 
 //===----------------------------------------------------------------------===//
@@ -616,6 +690,10 @@ bool FusedPreprocessOp::hasStage(PreprocessStage stage) {
                       [&](PreprocessStageAttr s) { return s.getValue() == stage; });
 }
 
+NormScope FusedPreprocessOp::normScope() {
+  return getNormScope().value_or(NormScope::head);
+}
+
 bool FusedPreprocessOp::normAfterRope() {
   bool seenRope = false;
   for (auto stage : getStages().getAsRange<PreprocessStageAttr>()) {
@@ -666,10 +744,20 @@ LogicalResult FusedPreprocessOp::verify() {
     return emitOpError() << what << (stage ? " is required by" : " is only allowed with")
                          << " the " << stageName << " stage";
   };
-  if (failed(presence(qNorm, static_cast<bool>(getQNormWeight()), "q_norm",
-                      "q_norm_weight")) ||
-      failed(presence(kNorm, static_cast<bool>(getKNormWeight()), "k_norm",
-                      "k_norm_weight")) ||
+  // The weights' presence depends on the style too (verifyNormOperands).
+  auto absentWithout = [&](bool stage, Value operand, StringRef stageName,
+                           StringRef what) -> LogicalResult {
+    if (stage || !operand)
+      return success();
+    return emitOpError() << what << " is only allowed with the " << stageName
+                         << " stage";
+  };
+  if (failed(absentWithout(qNorm, getQNormWeight(), "q_norm",
+                           "q_norm_weight")) ||
+      failed(absentWithout(kNorm, getKNormWeight(), "k_norm",
+                           "k_norm_weight")) ||
+      failed(absentWithout(qNorm, getQNormBias(), "q_norm", "q_norm_bias")) ||
+      failed(absentWithout(kNorm, getKNormBias(), "k_norm", "k_norm_bias")) ||
       failed(presence(qNorm || kNorm, static_cast<bool>(getNormStyleAttr()),
                       "q_norm or k_norm", "norm_style")) ||
       failed(presence(qNorm || kNorm, static_cast<bool>(getNormEpsAttr()),
@@ -692,6 +780,9 @@ LogicalResult FusedPreprocessOp::verify() {
     return failure();
   if (!rope && getScalingAttr())
     return emitOpError() << "scaling is only allowed with the rope stage";
+  if (!qNorm && !kNorm && getNormScopeAttr())
+    return emitOpError()
+           << "norm_scope is only allowed with the q_norm or k_norm stage";
   if (temperature) {
     if (stages.back() != PreprocessStage::q_temperature)
       return emitOpError() << "q_temperature must be the last stage (it "
@@ -715,14 +806,15 @@ LogicalResult FusedPreprocessOp::verify() {
                               "rope in stages";
   }
 
-  if (qNorm && failed(verifyNormWeight(
-                   op, "q_norm_weight", qkHeadDim,
-                   cast<RankedTensorType>(getQNormWeight().getType()),
+  if (qNorm && failed(verifyNormOperands(
+                   op, "q_norm_", *getNormStyle(), normScope(),
+                   signedValue(getNumQHeadsAttr()), qkHeadDim,
+                   getQNormWeight(), getQNormBias(),
                    getNormEpsAttr().getValueAsDouble())))
     return failure();
-  if (kNorm && failed(verifyNormWeight(
-                   op, "k_norm_weight", qkHeadDim,
-                   cast<RankedTensorType>(getKNormWeight().getType()),
+  if (kNorm && failed(verifyNormOperands(
+                   op, "k_norm_", *getNormStyle(), normScope(),
+                   numKvHeads, qkHeadDim, getKNormWeight(), getKNormBias(),
                    getNormEpsAttr().getValueAsDouble())))
     return failure();
   if (rope && failed(verifyRotation(

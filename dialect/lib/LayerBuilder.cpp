@@ -53,6 +53,34 @@ attn::RopeScalingKind toAttr(RopeScalingKind kind) {
   return attn::RopeScalingKind::none;
 }
 
+/// NormStyle::None has no op, so no attribute value.
+attn::NormStyle toAttr(NormStyle style) {
+  switch (style) {
+  case NormStyle::None:
+  case NormStyle::Plain:
+    return attn::NormStyle::rms;
+  case NormStyle::Gemma:
+    return attn::NormStyle::gemma;
+  case NormStyle::Unweighted:
+    return attn::NormStyle::unweighted;
+  case NormStyle::LayerNorm:
+    return attn::NormStyle::layernorm;
+  }
+  return attn::NormStyle::rms;
+}
+
+attn::NormScope toAttr(NormScope scope) {
+  switch (scope) {
+  case NormScope::Head:
+    return attn::NormScope::head;
+  case NormScope::HeadWeights:
+    return attn::NormScope::head_weights;
+  case NormScope::Projection:
+    return attn::NormScope::projection;
+  }
+  return attn::NormScope::head;
+}
+
 Result<Type> activationType(MLIRContext &context, const std::string &dtype,
                               const std::string &field) {
   if (dtype == "bf16")
@@ -100,9 +128,28 @@ public:
     addArg("seq_lens", tensor({dyn}, i32));
     addArg("query_start_loc", tensor({dyn}, i32));
     bool hasNorm = kind.qk_norm != NormStyle::None;
-    if (hasNorm) {
-      addArg("q_norm_weight", tensor({dqk}, activation));
-      addArg("k_norm_weight", tensor({dqk}, activation));
+    bool hasNormWeight = hasNorm && kind.qk_norm != NormStyle::Unweighted;
+    bool hasNormBias = hasNorm && kind.qk_norm == NormStyle::LayerNorm &&
+                       kind.qk_norm_bias;
+    // The norm weights' (and biases') shape for q (hq heads) or k (hkv).
+    auto normWeightType = [&](int64_t numHeads) -> Type {
+      switch (kind.qk_norm_scope) {
+      case NormScope::Head:
+        return tensor({dqk}, activation);
+      case NormScope::HeadWeights:
+        return tensor({numHeads, dqk}, activation);
+      case NormScope::Projection:
+        return tensor({numHeads * dqk}, activation);
+      }
+      return Type();
+    };
+    if (hasNormWeight) {
+      addArg("q_norm_weight", normWeightType(hq));
+      addArg("k_norm_weight", normWeightType(hkv));
+    }
+    if (hasNormBias) {
+      addArg("q_norm_bias", normWeightType(hq));
+      addArg("k_norm_bias", normWeightType(hkv));
     }
     if (kind.sinks)
       addArg("sinks", tensor({hq}, f32));
@@ -141,11 +188,13 @@ public:
     Value q = split.getQ(), k = split.getK(), v = split.getV();
 
     auto norm = [&] {
-      auto style = kind.qk_norm == NormStyle::Gemma ? attn::NormStyle::gemma
-                                                    : attn::NormStyle::rms;
       llvm::APFloat eps(kind.norm_eps);
-      q = attn::RmsNormOp::create(b, loc, q, arg("q_norm_weight"), eps, style);
-      k = attn::RmsNormOp::create(b, loc, k, arg("k_norm_weight"), eps, style);
+      attn::NormStyle style = toAttr(kind.qk_norm);
+      attn::NormScope scope = toAttr(kind.qk_norm_scope);
+      q = attn::RmsNormOp::create(b, loc, q, arg("q_norm_weight"),
+                                  arg("q_norm_bias"), eps, style, scope);
+      k = attn::RmsNormOp::create(b, loc, k, arg("k_norm_weight"),
+                                  arg("k_norm_bias"), eps, style, scope);
     };
     if (hasNorm && kind.norm_before_rope)
       norm();
@@ -264,6 +313,15 @@ buildModelModule(MLIRContext &context, const ModelConfig &config,
         builder.getDenseI64ArrayAttr({options.tp, options.rank}));
   builder.setInsertionPointToEnd(module->getBody());
   for (const LayerKind &kind : config.kinds) {
+    // A rank holds some of the heads; the projection's statistics need all.
+    if (options.tp > 1 && kind.qk_norm != NormStyle::None &&
+        kind.qk_norm_scope == NormScope::Projection)
+      return Status{"tp", "layer kind " + kind.name +
+                              ": a q/k norm over the whole projection "
+                              "(scope projection) needs every head on one "
+                              "rank; tensor parallelism (tp " +
+                              std::to_string(options.tp) +
+                              ") would need an all-reduce"};
     Result<RankShard> shard = computeRankShard(
         kind.heads, options.tp, options.rank, CheckpointForm::Fused);
     if (!shard) {

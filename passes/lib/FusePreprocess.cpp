@@ -147,7 +147,7 @@ bool sameRotation(RopeOp a, RopeOp b) {
 /// The fused op has one set of rope and norm attributes and one stage order
 /// for q and k: a rope must be on both sides and identical; norms on both
 /// sides must agree in style and eps and sit on the same side of the rope.
-/// A norm on one side only is fine (its weight operand says which).
+/// A norm on one side only is fine (the stages say which).
 LogicalResult checkCompatible(CacheWriteOp write, Chain &q, Chain &k) {
   if (static_cast<bool>(q.rope) != static_cast<bool>(k.rope))
     return reject(write, "only one of q and k is rotated");
@@ -162,8 +162,9 @@ LogicalResult checkCompatible(CacheWriteOp write, Chain &q, Chain &k) {
                          "positions");
   if (q.norm && k.norm) {
     if (q.norm.getStyleAttr() != k.norm.getStyleAttr() ||
-        q.norm.getEpsAttr() != k.norm.getEpsAttr())
-      return reject(write, "q and k norms differ in style or eps");
+        q.norm.getEpsAttr() != k.norm.getEpsAttr() ||
+        q.norm.getScopeAttr() != k.norm.getScopeAttr())
+      return reject(write, "q and k norms differ in style, scope or eps");
     if (q.rope && q.normFirst != k.normFirst)
       return reject(write, "q and k are normalised on different sides of the "
                            "rope");
@@ -263,11 +264,16 @@ FusedPreprocessOp createFusedOp(Fusion &f) {
       write.getKCache(), write.getVCache(),
       positions,
       f.q.norm ? f.q.norm.getWeight() : Value(),
-      f.k.norm ? f.k.norm.getWeight() : Value(), write.getKScale(),
+      f.k.norm ? f.k.norm.getWeight() : Value(),
+      f.q.norm ? f.q.norm.getBias() : Value(),
+      f.k.norm ? f.k.norm.getBias() : Value(), write.getKScale(),
       write.getVScale(), split.getNumQHeadsAttr(), split.getNumKvHeadsAttr(),
       split.getQkHeadDimAttr(), split.getVHeadDimAttr(),
       split.getGateLayoutAttr(), buildStages(context, f.q, f.k),
       norm ? norm.getStyleAttr() : nullptr, norm ? norm.getEpsAttr() : nullptr,
+      // head, the common scope, is the attribute's absence.
+      norm && norm.getScope() != NormScope::head ? norm.getScopeAttr()
+                                                 : nullptr,
       rope ? rope.getStyleAttr() : nullptr,
       rope ? rope.getRotaryDimAttr() : nullptr,
       rope ? rope.getRotaryOffsetAttr() : nullptr,

@@ -39,6 +39,8 @@ SmallVector<KernelArg> preprocessArgs(FusedPreprocessOp op) {
                                  {"positions", op.getPositions()},
                                  {"q_norm_weight", op.getQNormWeight()},
                                  {"k_norm_weight", op.getKNormWeight()},
+                                 {"q_norm_bias", op.getQNormBias()},
+                                 {"k_norm_bias", op.getKNormBias()},
                                  {"k_scale", op.getKScale()},
                                  {"v_scale", op.getVScale()}};
   llvm::erase_if(args, [](const KernelArg &a) { return !a.value; });

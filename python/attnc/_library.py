@@ -116,6 +116,7 @@ _SIGNATURES = {
     "attnc_kernel_set_arch": (c_char_p, [_P, c_size_t]),
     "attnc_kernel_set_cubin": (_STATUS, [_P, c_char_p, ctypes.POINTER(c_void_p),
                                          ctypes.POINTER(c_size_t)]),
+    "attnc_kernel_set_ptx": (_STATUS, [_P, c_char_p, ctypes.POINTER(c_char_p)]),
     "attnc_kernel_set_build_report": (_STATUS, [_P, c_size_t,
                                                 ctypes.POINTER(BuildReport)]),
     "attnc_kernel_launch": (_STATUS, [_P, c_void_p, ctypes.POINTER(c_void_p),

@@ -207,6 +207,17 @@ class Kernel:
                                              ctypes.byref(data), ctypes.byref(size)))
         return ctypes.string_at(data, size.value)
 
+    def ptx(self, arch: Optional[str] = None) -> str:
+        """The kernel's PTX for `arch` (default: the first arch); empty for
+        a kernel loaded from a bundle, which keeps cubins only."""
+        lib = self._lib
+        handle = ctypes.c_void_p(self._set)
+        if arch is None:
+            arch = _decode(lib.attnc_kernel_set_arch(handle, 0))
+        text = ctypes.c_char_p()
+        lib.check(lib.attnc_kernel_set_ptx(handle, arch.encode(), ctypes.byref(text)))
+        return _decode(text.value)
+
 
 #: attnc_kernel_set_tier's ATTNC_KERNEL_TIER_BASELINE.
 _TIER_BASELINE = 1
@@ -218,6 +229,8 @@ _PREPROCESS_FEATURES = {
     "positions": "rope",
     "q_norm_weight": "q/k norm",
     "k_norm_weight": "q/k norm",
+    "q_norm_bias": "q/k layernorm bias",
+    "k_norm_bias": "q/k layernorm bias",
     "k_scale": "fp8 cache",
     "v_scale": "fp8 cache",
     "gate_out": "output gate",
@@ -422,7 +435,8 @@ class Model:
 
     def preprocess(self, layer: Union[str, int], qkv, *, slot_mapping, k_cache,
                    v_cache, positions=None, q_norm_weight=None,
-                   k_norm_weight=None, k_scale=None, v_scale=None, q_out=None,
+                   k_norm_weight=None, q_norm_bias=None, k_norm_bias=None,
+                   k_scale=None, v_scale=None, q_out=None,
                    gate_out=None, stream=None):
         """Runs the fused preprocess kernel of `layer`: splits the fused QKV(G)
         projection output, applies the q/k norm and rope (when the model has
@@ -451,8 +465,16 @@ class Model:
                 head_dim]`` passed as ``.transpose(1, 2)`` are all taken
                 as they are. Strides of dims of size 1 are not checked.
             positions: ``[num_tokens]`` int64; required iff the model has rope.
-            q_norm_weight, k_norm_weight: ``[qk_head_dim]``, activation dtype;
-                required iff the model has q/k norm.
+            q_norm_weight, k_norm_weight: activation dtype; required iff the
+                model has a weighted q/k norm (not Llama 4's unweighted
+                one). Shape by the norm's scope: ``[qk_head_dim]`` (one
+                weight for all heads), ``[heads, qk_head_dim]`` (a row per
+                head: Cohere, StableLM) or ``[heads * qk_head_dim]`` (over
+                the whole projection: OLMo-2, MiniMax-M2), heads being
+                num_q_heads for q and num_kv_heads for k.
+            q_norm_bias, k_norm_bias: the weights' shape and dtype; required
+                iff the model's q/k norm is a LayerNorm with a bias (Phi,
+                Persimmon).
             k_scale, v_scale: float32 scalar tensors (shape ``[]``) on the
                 device; required iff the cache is fp8 (the cache stores
                 ``x / scale``).
@@ -480,6 +502,7 @@ class Model:
         given = {"qkv": qkv, "slot_mapping": slot_mapping, "k_cache": k_cache,
                  "v_cache": v_cache, "positions": positions,
                  "q_norm_weight": q_norm_weight, "k_norm_weight": k_norm_weight,
+                 "q_norm_bias": q_norm_bias, "k_norm_bias": k_norm_bias,
                  "k_scale": k_scale, "v_scale": v_scale, "q_out": q_out,
                  "gate_out": gate_out}
         out = launch(self._lib, kernel._handle, plan, given, stream)
@@ -581,11 +604,12 @@ class Model:
     # ---- launch plans (the engine path) ----
 
     def preprocess_plan(self, layer: Union[str, int], *, k_cache, v_cache,
-                        q_norm_weight=None, k_norm_weight=None, k_scale=None,
+                        q_norm_weight=None, k_norm_weight=None,
+                        q_norm_bias=None, k_norm_bias=None, k_scale=None,
                         v_scale=None):
         """A :class:`~attnc.PreprocessPlan` for `layer`: the caches and (when
-        the model has them) the q/k norm weights and fp8 scales are checked
-        once and bound; ``plan.run(qkv, slot_mapping, positions, q_out=...,
+        the model has them) the q/k norm weights and biases and fp8 scales
+        are checked once and bound; ``plan.run(qkv, slot_mapping, positions, q_out=...,
         gate_out=...)`` launches on one step's tensors with a few
         microseconds of host time and no allocation (capturable). Make plans
         before capturing: making one loads the kernel into the current CUDA
@@ -593,7 +617,9 @@ class Model:
         from ._plan import PreprocessPlan
         return PreprocessPlan(self, layer, k_cache=k_cache, v_cache=v_cache,
                               q_norm_weight=q_norm_weight,
-                              k_norm_weight=k_norm_weight, k_scale=k_scale,
+                              k_norm_weight=k_norm_weight,
+                              q_norm_bias=q_norm_bias,
+                              k_norm_bias=k_norm_bias, k_scale=k_scale,
                               v_scale=v_scale)
 
     def attention_plan(self, layer: Union[str, int], *, k_cache, v_cache,

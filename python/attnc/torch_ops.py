@@ -12,6 +12,10 @@
                               seq_lens, query_start_loc, None, None, None,
                               None, out, ws, 0)
 
+A kernel whose q/k norm is a LayerNorm with a bias takes the biases as the
+preprocess op's last two arguments (``q_norm_bias``, ``k_norm_bias``,
+optional: calls without them stay valid for every other kernel).
+
 The ops mutate their caches, outputs and workspace in place and return
 nothing; their schemas say so (``Tensor(a!)``), and each has a fake
 implementation, so ``torch.compile(fullgraph=True)`` traces a model that
@@ -41,10 +45,11 @@ from typing import Any, Dict, List, Optional, Tuple
 from .errors import ArgumentError, AttncWarning
 from ._library import library
 
-#: The ops' tensor arguments, in schema order (the binding's slots).
+#: The ops' tensor arguments, in schema order (the binding's slots). The
+#: LayerNorm biases come last, optional, so that calls without them stay valid.
 PREPROCESS_ARGS = ("qkv", "slot_mapping", "k_cache", "v_cache", "positions",
                    "q_norm_weight", "k_norm_weight", "k_scale", "v_scale",
-                   "q_out", "gate_out")
+                   "q_out", "gate_out", "q_norm_bias", "k_norm_bias")
 ATTENTION_ARGS = ("query", "k_cache", "v_cache", "block_tables", "seq_lens",
                   "query_start_loc", "sinks", "k_scale", "v_scale", "gate",
                   "output", "workspace")
@@ -187,7 +192,8 @@ def _register_fakes() -> None:
 
     @torch.library.register_fake("attnc::preprocess")
     def _(binding, qkv, slot_mapping, k_cache, v_cache, positions, q_norm_weight,
-          k_norm_weight, k_scale, v_scale, q_out, gate_out):
+          k_norm_weight, k_scale, v_scale, q_out, gate_out, q_norm_bias=None,
+          k_norm_bias=None):
         return None
 
     @torch.library.register_fake("attnc::attention")
@@ -207,17 +213,21 @@ def _register_python() -> None:
                    v_cache: Tensor, positions: Optional[Tensor],
                    q_norm_weight: Optional[Tensor], k_norm_weight: Optional[Tensor],
                    k_scale: Optional[Tensor], v_scale: Optional[Tensor],
-                   q_out: Tensor, gate_out: Optional[Tensor]) -> None:
+                   q_out: Tensor, gate_out: Optional[Tensor],
+                   q_norm_bias: Optional[Tensor] = None,
+                   k_norm_bias: Optional[Tensor] = None) -> None:
         model, layer, _ = _registry[binding]
         model.preprocess(layer, qkv, slot_mapping=slot_mapping, k_cache=k_cache,
                          v_cache=v_cache, positions=positions,
                          q_norm_weight=q_norm_weight, k_norm_weight=k_norm_weight,
+                         q_norm_bias=q_norm_bias, k_norm_bias=k_norm_bias,
                          k_scale=k_scale, v_scale=v_scale, q_out=q_out,
                          gate_out=gate_out)
 
     @preprocess.register_fake
     def _(binding, qkv, slot_mapping, k_cache, v_cache, positions, q_norm_weight,
-          k_norm_weight, k_scale, v_scale, q_out, gate_out):
+          k_norm_weight, k_scale, v_scale, q_out, gate_out, q_norm_bias=None,
+          k_norm_bias=None):
         return None
 
     @torch.library.custom_op("attnc::attention", mutates_args=("out", "workspace"))

@@ -189,6 +189,39 @@ rms_norm_head(float (&x)[Chunks][VectorWidth], const Vec<W, VectorWidth> (&w)[Ch
     }
 }
 
+/// The statistics of one head spread over a group of `ThreadsPerHead` lanes
+/// (any vector-to-lane layout; the elements past `dim` are zeros): its mean
+/// when `Centered` (LayerNorm; 0 otherwise) and 1 / sqrt(var + eps), var the
+/// mean of (x - mean)^2 over the `dim` elements (for RMSNorm, of x^2). The
+/// variance is taken about the mean in a second sum, not as E[x^2] - mean^2.
+/// Every lane of the group calls it.
+template <bool Centered, int Chunks, int ThreadsPerHead, int VectorWidth>
+__device__ __forceinline__ void
+head_norm_statistics(const float (&x)[Chunks][VectorWidth], int dim, float eps,
+                     unsigned group_mask, float &mean, float &inv_std) {
+  mean = 0.0f;
+  if constexpr (Centered) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int c = 0; c < Chunks; ++c)
+#pragma unroll
+      for (int i = 0; i < VectorWidth; ++i) sum += x[c][i];
+    mean = group_sum<ThreadsPerHead>(sum, group_mask) / dim;
+  }
+  float sum_squares = 0.0f;
+#pragma unroll
+  for (int c = 0; c < Chunks; ++c)
+#pragma unroll
+    for (int i = 0; i < VectorWidth; ++i) {
+      const float d = x[c][i] - mean;
+      sum_squares += d * d;
+    }
+  sum_squares = group_sum<ThreadsPerHead>(sum_squares, group_mask);
+  if constexpr (Centered) // the zeros past dim each added mean^2
+    sum_squares -= float(Chunks * VectorWidth * ThreadsPerHead - dim) * mean * mean;
+  inv_std = rsqrtf(fmaxf(sum_squares, 0.0f) / dim + eps);
+}
+
 // ---- math -------------------------------------------------------------------
 
 /// +infinity (NVRTC has no <math.h>, so no INFINITY macro).

@@ -1,6 +1,6 @@
 // attnc fused preprocess kernel: handed to NVRTC as the in-memory header
 // "attnc_preprocess.cuh". One launch splits the fused QKV(G) projection
-// into heads, applies the q/k RMSNorm and the rotary embedding its stages
+// into heads, applies the q/k norm and the rotary embedding its stages
 // call for, writes k and v into the paged cache and q (and the gate) out.
 //
 // A generated source defines a `Config` and an extern "C" entry point that
@@ -27,8 +27,14 @@ namespace attnc::preprocess {
 /// neox pairs rotary element j with j + rotary_dim / 2 (halves), gptj pairs
 /// 2i with 2i + 1.
 enum class RopeStyle { neox, gptj };
-/// x * w, or Gemma's x * (1 + w).
-enum class NormStyle { rms, gemma };
+/// The q/k norm's formula: RMSNorm x * w, Gemma's x * (1 + w), without a
+/// weight (Llama 4's L2Norm), or LayerNorm (x - mean) * w [+ b]; each times
+/// rsqrt(var + eps).
+enum class NormStyle { rms, gemma, unweighted, layernorm };
+/// What the norm's statistics are taken over: each head (one weight row for
+/// all heads, or a row per head), or a token's whole q (k) projection (its
+/// weight sliced per head).
+enum class NormScope { head, head_weights, projection };
 
 /// What a Config does not say: every optional feature absent. A Config
 /// derives from it and sets what its kernel has.
@@ -39,11 +45,14 @@ struct Defaults {
   static constexpr long long gate_head_stride = 0;
   // One gate value per query head (gate_layout head_scalar) instead of Dv.
   static constexpr bool gate_head_scalar = false;
-  // q/k RMSNorm over the head dim; applied after the rotation when the
-  // stages list it after rope.
+  // q/k norm; applied after the rotation when the stages list it after
+  // rope. Projection scope is before rope only (attn-prepare-emission).
   static constexpr bool has_q_norm = false;
   static constexpr bool has_k_norm = false;
   static constexpr NormStyle norm_style = NormStyle::rms;
+  static constexpr NormScope norm_scope = NormScope::head;
+  static constexpr bool has_q_norm_bias = false; // layernorm only
+  static constexpr bool has_k_norm_bias = false;
   static constexpr bool norm_after_rope = false;
   static constexpr float norm_eps = 0.0f;
   // Rotary embedding over [rotary_offset, rotary_offset + rotary_dim) of
@@ -80,6 +89,7 @@ template <class Config> struct Params {
   long long v_cache_block_stride, v_cache_token_stride, v_cache_head_stride;
   const typename Config::position_t *positions;
   const typename Config::act_t *q_norm_weight, *k_norm_weight;
+  const typename Config::act_t *q_norm_bias, *k_norm_bias;
   const float *k_scale, *v_scale;
   typename Config::act_t *q_out, *gate_out;
   int num_tokens;
@@ -122,7 +132,24 @@ template <class Config> struct Kernel {
     kRotaryOffset = Config::rotary_offset,
     // q/k chunks per rotation half (pair layout).
     kPairChunks = Config::pair_layout ? kQkHeadDim / 2 / kVectorWidth / kThreadsPerHead : 0,
+    kWarps = kThreadsPerBlock / 32,
   };
+  // The norm's variants, as compile-time facts (enumerators, as above).
+  enum : bool {
+    kProjectionNorm =
+        Config::norm_scope == NormScope::projection && (Config::has_q_norm || Config::has_k_norm),
+    kWeightedNorm = Config::norm_style != NormStyle::unweighted,
+    kCenteredNorm = Config::norm_style == NormStyle::layernorm,
+    // Norm weights (and biases) with a row per head: read per work item.
+    kPerHeadNormWeights = Config::norm_scope != NormScope::head && Config::norm_style != NormStyle::unweighted,
+  };
+  /// Whether kind kKind (0 q, 1 k) has a norm stage, and a bias.
+  template <int kKind> static constexpr __host__ __device__ bool has_norm() {
+    return kKind == 0 ? Config::has_q_norm : kKind == 1 ? Config::has_k_norm : false;
+  }
+  template <int kKind> static constexpr __host__ __device__ bool has_norm_bias() {
+    return kKind == 0 ? Config::has_q_norm_bias : kKind == 1 ? Config::has_k_norm_bias : false;
+  }
   enum : long long {
     kFusedWidth = Config::fused_width,
     kQOffset = Config::q_offset,
@@ -197,19 +224,119 @@ template <class Config> struct Kernel {
     const float (*rope_cos)[kRotaryDim], (*rope_sin)[kRotaryDim];
     const float *q_temperature; // per token of the block, has_q_temperature only
     float k_inv_scale, v_inv_scale;
+    // Projection scope: per kind (q, k) and token of the block, the mean (0
+    // unless layernorm) and 1 / sqrt(var + eps) of the token's whole segment.
+    const float (*norm_stats)[kTokensPerBlock][2];
   };
 
-  /// The RMSNorm of a q or k head, when its stage exists.
+  /// The norm of a q or k head, when its stage exists. `weight` and `bias`
+  /// are the head's rows (the kind's one row in head scope).
   template <int kKind>
   static __device__ __forceinline__ void normalize(Row &x, const Weights &weight,
-                                                   unsigned group_mask) {
-    constexpr bool kGemma = Config::norm_style == NormStyle::gemma; // x * (1 + w)
-    if constexpr (kKind == 0 && Config::has_q_norm)
-      attnc::rms_norm_head<kGemma, kChunks, kThreadsPerHead, kVectorWidth>(
-          x, weight, kQkHeadDim, Config::norm_eps, group_mask);
-    if constexpr (kKind == 1 && Config::has_k_norm)
-      attnc::rms_norm_head<kGemma, kChunks, kThreadsPerHead, kVectorWidth>(
-          x, weight, kQkHeadDim, Config::norm_eps, group_mask);
+                                                   const Weights &bias, const WorkItem &w,
+                                                   const BlockState &s) {
+    if constexpr (has_norm<kKind>()) {
+      constexpr bool kGemma = Config::norm_style == NormStyle::gemma; // x * (1 + w)
+      if constexpr (Config::norm_scope == NormScope::head && !kCenteredNorm && kWeightedNorm) {
+        attnc::rms_norm_head<kGemma, kChunks, kThreadsPerHead, kVectorWidth>(
+            x, weight, kQkHeadDim, Config::norm_eps, s.group_mask);
+      } else {
+        float mean, inv_std;
+        if constexpr (Config::norm_scope == NormScope::projection) {
+          mean = s.norm_stats[kKind][w.t][0];
+          inv_std = s.norm_stats[kKind][w.t][1];
+        } else {
+          attnc::head_norm_statistics<kCenteredNorm, kChunks, kThreadsPerHead, kVectorWidth>(
+              x, kQkHeadDim, Config::norm_eps, s.group_mask, mean, inv_std);
+        }
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+          for (int i = 0; i < kVectorWidth; ++i) {
+            float y = (kCenteredNorm ? x[c][i] - mean : x[c][i]) * inv_std;
+            if constexpr (kWeightedNorm) {
+              const float wi = attnc::to_float(weight[c].v[i]);
+              y *= kGemma ? 1.0f + wi : wi;
+            }
+            if constexpr (has_norm_bias<kKind>())
+              y += attnc::to_float(bias[c].v[i]);
+            x[c][i] = y;
+          }
+      }
+    }
+  }
+
+  /// Projection scope: each token's statistics over its whole q and k
+  /// segments (all heads), by every thread of the block before any head is
+  /// normalised, into `stats` (published by the caller's barrier). The sums
+  /// are per thread, then per warp into `partial`, then per token in warp
+  /// order: the same order every run.
+  template <int kPass>
+  static __device__ __forceinline__ void accumulate_segments(
+      const act_t *__restrict__ qkv, int first_token, int num_tokens,
+      float (&partial)[2][kTokensPerBlock][kWarps], const float (&stats)[2][kTokensPerBlock][2]) {
+    // kPass 0: sum of x (layernorm's mean); 1: sum of (x - mean)^2 (mean 0
+    // for the RMS styles).
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    constexpr int kHeadVectors = kQkHeadDim / kVectorWidth;
+#pragma unroll
+    for (int kind = 0; kind < 2; ++kind) {
+      if ((kind == 0 && !Config::has_q_norm) || (kind == 1 && !Config::has_k_norm))
+        continue;
+      const int vectors = (kind == 0 ? kNumQHeads : kNumKvHeads) * kHeadVectors;
+      const long long offset = kind == 0 ? kQOffset : kKOffset;
+      const long long head_stride = kind == 0 ? kQHeadStride : kQkHeadDim;
+      for (int t = 0; t < kTokensPerBlock; ++t) {
+        float acc = 0.0f;
+        if (first_token + t < num_tokens) {
+          const act_t *row = qkv + (long long)(first_token + t) * kFusedWidth + offset;
+          const float mean = kPass == 1 && kCenteredNorm ? stats[kind][t][0] : 0.0f;
+#pragma unroll 4
+          for (int v = threadIdx.x; v < vectors; v += kThreadsPerBlock) {
+            float x[kVectorWidth];
+            attnc::load_vec<act_t, kVectorWidth>(
+                row + (v / kHeadVectors) * head_stride + (v % kHeadVectors) * kVectorWidth, x);
+#pragma unroll
+            for (int i = 0; i < kVectorWidth; ++i) {
+              const float d = x[i] - mean;
+              acc += kPass == 0 ? x[i] : d * d;
+            }
+          }
+        }
+        acc = attnc::warp_sum(acc);
+        if (lane == 0) partial[kind][t][warp] = acc;
+      }
+    }
+  }
+
+  static __device__ __forceinline__ void projection_statistics(
+      const act_t *__restrict__ qkv, int first_token, int num_tokens,
+      float (&partial)[2][kTokensPerBlock][kWarps], float (&stats)[2][kTokensPerBlock][2]) {
+    static_assert(kThreadsPerBlock % 32 == 0, "whole warps");
+    // Thread i < 2 * tokens finishes kind i / tokens, token i % tokens.
+    auto finish = [&](bool mean_pass) {
+      if (threadIdx.x < 2 * kTokensPerBlock) {
+        const int kind = threadIdx.x / kTokensPerBlock, t = threadIdx.x % kTokensPerBlock;
+        float sum = 0.0f;
+        for (int w = 0; w < kWarps; ++w) sum += partial[kind][t][w];
+        const float count = float((kind == 0 ? kNumQHeads : kNumKvHeads) * kQkHeadDim);
+        if (mean_pass) {
+          stats[kind][t][0] = sum / count;
+        } else {
+          if constexpr (!kCenteredNorm) stats[kind][t][0] = 0.0f;
+          stats[kind][t][1] = rsqrtf(sum / count + Config::norm_eps);
+        }
+      }
+    };
+    if constexpr (kCenteredNorm) {
+      accumulate_segments<0>(qkv, first_token, num_tokens, partial, stats);
+      __syncthreads();
+      finish(true);
+      __syncthreads();
+    }
+    accumulate_segments<1>(qkv, first_token, num_tokens, partial, stats);
+    __syncthreads();
+    finish(false);
   }
 
   /// The rotation of a q or k head: in the pair layout both elements of
@@ -293,10 +420,10 @@ template <class Config> struct Kernel {
   /// hold different kinds.
   template <int kKind>
   static __device__ __forceinline__ void process(Row &x, const WorkItem &w, const BlockState &s,
-                                                 const Weights &weight) {
+                                                 const Weights &weight, const Weights &bias) {
     const int lane = s.lane, t = w.t;
     if constexpr (!Config::norm_after_rope)
-      normalize<kKind>(x, weight, s.group_mask);
+      normalize<kKind>(x, weight, bias, w, s);
     if constexpr (Config::has_rope && kKind <= 1) {
       if constexpr (Config::pair_layout)
         rotate_pairs(x, w, s);
@@ -304,7 +431,7 @@ template <class Config> struct Kernel {
         rotate(x, w, s);
     }
     if constexpr (Config::norm_after_rope)
-      normalize<kKind>(x, weight, s.group_mask);
+      normalize<kKind>(x, weight, bias, w, s);
     if (!w.active) return;
     if constexpr (kKind == 0 && Config::has_q_temperature) {
       const float factor = s.q_temperature[t];
@@ -350,19 +477,25 @@ template <class Config> struct Kernel {
                                                   int first_token, int num_tokens,
                                                   const BlockState &s,
                                                   const act_t *__restrict__ q_norm_weight,
-                                                  const act_t *__restrict__ k_norm_weight) {
+                                                  const act_t *__restrict__ k_norm_weight,
+                                                  const act_t *__restrict__ q_norm_bias,
+                                                  const act_t *__restrict__ k_norm_bias) {
     constexpr int kHeads = kKind == 0 || kKind == 3 ? kNumQHeads : kNumKvHeads;
     constexpr int kDim = kKind >= 2 ? kVHeadDim : kQkHeadDim;
     constexpr long long kOffset =
         kKind == 0 ? kQOffset : kKind == 1 ? kKOffset : kKind == 2 ? kVOffset : kGateOffset;
     constexpr long long kStride =
         kKind == 0 ? kQHeadStride : kKind == 1 ? kQkHeadDim : kKind == 2 ? kVHeadDim : kGateHeadStride;
-    // This kind's norm weights (only q and k have any), loaded once.
-    Weights weight;
-    if constexpr (kKind == 0 && Config::has_q_norm)
-      load_row_raw<0, act_t, kQkHeadDim>(q_norm_weight, s.lane, weight);
-    if constexpr (kKind == 1 && Config::has_k_norm)
-      load_row_raw<1, act_t, kQkHeadDim>(k_norm_weight, s.lane, weight);
+    // This kind's norm weights (only q and k have any): in head scope one
+    // row, loaded once; otherwise a row per head, loaded with each item.
+    constexpr bool kHeadRows = has_norm<kKind>() && kPerHeadNormWeights;
+    const act_t *norm_weight = kKind == 0 ? q_norm_weight : k_norm_weight;
+    const act_t *norm_bias = kKind == 0 ? q_norm_bias : k_norm_bias;
+    Weights weight, bias;
+    if constexpr (has_norm<kKind>() && kWeightedNorm && !kHeadRows)
+      load_row_raw<kKind, act_t, kQkHeadDim>(norm_weight, s.lane, weight);
+    if constexpr (has_norm_bias<kKind>() && !kHeadRows)
+      load_row_raw<kKind, act_t, kQkHeadDim>(norm_bias, s.lane, bias);
     constexpr int kItems = kHeads * kTokensPerBlock;
     constexpr int kIterations = (kItems + kHeadsPerBlock - 1) / kHeadsPerBlock;
     // The kinds run one after another; each starts at the thread group after
@@ -379,6 +512,7 @@ template <class Config> struct Kernel {
     for (int batch = 0; batch < kIterations; batch += kBatch) {
       float xs[kBatch][kChunks][kVectorWidth];
       WorkItem items[kBatch];
+      Weights head_weight[kHeadRows ? kBatch : 1], head_bias[kHeadRows ? kBatch : 1];
 #pragma unroll
       for (int p = 0; p < kBatch; ++p) {
         const int item = (batch + p) * kHeadsPerBlock + slot;
@@ -390,13 +524,26 @@ template <class Config> struct Kernel {
         load_row<kKind, act_t, kDim>(
             qkv + (long long)w.token * kFusedWidth + kOffset + w.head * kStride, s.lane,
             w.active, xs[p]);
+        if constexpr (kHeadRows) {
+          // Row w.head of [H, Dqk] (head_weights) or the head's slice of
+          // [H * Dqk] (projection): the same offset.
+          load_row_raw<kKind, act_t, kQkHeadDim>(norm_weight + (long long)w.head * kQkHeadDim,
+                                                  s.lane, head_weight[p]);
+          if constexpr (has_norm_bias<kKind>())
+            load_row_raw<kKind, act_t, kQkHeadDim>(norm_bias + (long long)w.head * kQkHeadDim,
+                                                    s.lane, head_bias[p]);
+        }
       }
       // An item is inactive for all the lanes of its group at once, so
       // skipping it keeps the group's shuffles together.
 #pragma unroll
       for (int p = 0; p < kBatch; ++p)
-        if (items[p].active)
-          process<kKind>(xs[p], items[p], s, weight);
+        if (items[p].active) {
+          if constexpr (kHeadRows)
+            process<kKind>(xs[p], items[p], s, head_weight[p], head_bias[p]);
+          else
+            process<kKind>(xs[p], items[p], s, weight, bias);
+        }
     }
   }
 
@@ -448,6 +595,13 @@ template <class Config> struct Kernel {
       rope_cos = cos_table;
       rope_sin = sin_table;
     }
+    const float(*norm_stats)[kTokensPerBlock][2] = nullptr;
+    if constexpr (kProjectionNorm) {
+      __shared__ float norm_partial[2][kTokensPerBlock][kWarps];
+      __shared__ float projection_stats[2][kTokensPerBlock][2];
+      projection_statistics(p.qkv, first_token, num_tokens, norm_partial, projection_stats);
+      norm_stats = projection_stats;
+    }
     const float *q_temperature = nullptr;
     if constexpr (Config::has_q_temperature) {
       __shared__ float temperature[kTokensPerBlock];
@@ -480,13 +634,18 @@ template <class Config> struct Kernel {
     state.k_strides = attnc::make_cache_strides(p.k_cache_block_stride, p.k_cache_token_stride, p.k_cache_head_stride);
     state.v_strides = attnc::make_cache_strides(p.v_cache_block_stride, p.v_cache_token_stride, p.v_cache_head_stride);
     state.gate_out = p.gate_out;
-    run_kind<0>(p.qkv, group, first_token, num_tokens, state, p.q_norm_weight, p.k_norm_weight);
-    run_kind<1>(p.qkv, group, first_token, num_tokens, state, p.q_norm_weight, p.k_norm_weight);
-    run_kind<2>(p.qkv, group, first_token, num_tokens, state, p.q_norm_weight, p.k_norm_weight);
+    state.norm_stats = norm_stats;
+    run_kind<0>(p.qkv, group, first_token, num_tokens, state, p.q_norm_weight, p.k_norm_weight,
+                p.q_norm_bias, p.k_norm_bias);
+    run_kind<1>(p.qkv, group, first_token, num_tokens, state, p.q_norm_weight, p.k_norm_weight,
+                p.q_norm_bias, p.k_norm_bias);
+    run_kind<2>(p.qkv, group, first_token, num_tokens, state, p.q_norm_weight, p.k_norm_weight,
+                p.q_norm_bias, p.k_norm_bias);
     if constexpr (Config::has_gate && Config::gate_head_scalar)
       copy_head_scalar_gates(p.qkv, p.gate_out, first_token, num_tokens);
     else if constexpr (Config::has_gate)
-      run_kind<3>(p.qkv, group, first_token, num_tokens, state, p.q_norm_weight, p.k_norm_weight);
+      run_kind<3>(p.qkv, group, first_token, num_tokens, state, p.q_norm_weight, p.k_norm_weight,
+                  p.q_norm_bias, p.k_norm_bias);
   }
 
   /// One gate value per query head: the block's tokens' values, a thread

@@ -106,3 +106,22 @@ module {
     return
   }
 }
+
+// -----
+
+// A projection-scope norm after the rope: the kernel takes the token's
+// statistics before any head is rotated.
+func.func @projection_after_rope__preprocess(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>, %pos: tensor<?xi64>, %qw: tensor<8xbf16>, %kw: tensor<4xbf16>) -> (tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>) attributes {attn.kernel = "preprocess", attn.layer = "x"} {
+  // expected-error @+1 {{'attn.fused_preprocess' op cannot be emitted: norm_scope projection after rope (the kernel takes a token's statistics over the whole projection before rotating any head)}}
+  %q, %kc2, %vc2 = attn.fused_preprocess %qkv, %slots into %kc, %vc positions %pos q_norm_weight %qw k_norm_weight %kw {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3, stages = [#attn.stage<rope>, #attn.stage<q_norm>, #attn.stage<k_norm>], norm_style = #attn.norm_style<rms>, norm_eps = 1.0e-06 : f64, norm_scope = #attn.norm_scope<projection>, rope_style = #attn.rope_style<gptj>, rotary_dim = 2, rotary_offset = 0, theta = 100.0 : f64, schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8, min_blocks_per_sm = 4>} : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16> positions tensor<?xi64> q_norm_weight tensor<8xbf16> k_norm_weight tensor<4xbf16> -> tensor<?x4x2xbf16>
+  return %q, %kc2, %vc2 : tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+}
+
+// -----
+
+// The kernel reads the norm weights (and biases) as the activation type.
+func.func @bias_type__preprocess(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>, %qw: tensor<2xf32>, %qb: tensor<2xf32>) -> (tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>) attributes {attn.kernel = "preprocess", attn.layer = "x"} {
+  // expected-error @+1 {{'attn.fused_preprocess' op cannot be emitted: q_norm_weight element type 'f32' must be the activation type 'bf16'}}
+  %q, %kc2, %vc2 = attn.fused_preprocess %qkv, %slots into %kc, %vc q_norm_weight %qw q_norm_bias %qb {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3, stages = [#attn.stage<q_norm>], norm_style = #attn.norm_style<layernorm>, norm_eps = 1.0e-05 : f64, schedule = #attn.preprocess_schedule<vector_width = 1, threads_per_head = 4, threads_per_block = 256, heads_per_block = 64, tokens_per_block = 8, min_blocks_per_sm = 4>} : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16> q_norm_weight tensor<2xf32> q_norm_bias tensor<2xf32> -> tensor<?x4x2xbf16>
+  return %q, %kc2, %vc2 : tensor<?x4x2xbf16>, tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+}

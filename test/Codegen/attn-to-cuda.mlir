@@ -843,3 +843,73 @@ func.func @wide(%qkv: tensor<?x4608xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x
   %y = attn.output_gate %o, %g : tensor<?x4x384xbf16>
   return %y, %kc2, %vc2 : tensor<?x4x384xbf16>, tensor<?x16x2x384xf8E4M3FN>, tensor<?x16x2x384xf8E4M3FN>
 }
+
+// -----
+
+// OLMo-2-like: RMSNorm over the whole projection before a neox rope (32 q
+// heads, 8 KV heads, 128): weights [32 x 128 = 4096] and [8 x 128 = 1024]
+// in the ABI; the Config says the scope (head, the default, is never
+// printed), and there is no bias.
+// CHECK-LABEL: // ===== kernel olmo__preprocess (preprocess) =====
+// CHECK: //   norm: rms eps=9.9999999999999995e-07 scope=projection{{$}}
+// CHECK: static constexpr auto norm_style = attnc::preprocess::NormStyle::rms;
+// CHECK-NEXT: static constexpr bool norm_after_rope = false;
+// CHECK-NEXT: static constexpr float norm_eps = 9.9999999999999995e-07f;
+// CHECK-NEXT: static constexpr auto norm_scope = attnc::preprocess::NormScope::projection;
+// CHECK-NEXT: using position_t = long long;
+// CHECK: const Config::act_t *__restrict__ q_norm_weight,
+// CHECK-NEXT: const Config::act_t *__restrict__ k_norm_weight,
+// CHECK-NEXT: Config::act_t *__restrict__ q_out,
+// CHECK-LABEL: // ===== abi olmo__preprocess =====
+// CHECK: "name": "q_norm_weight",
+// CHECK: "shape": [
+// CHECK-NEXT: 4096
+// CHECK-NEXT: ]
+// CHECK: "name": "k_norm_weight",
+// CHECK: "shape": [
+// CHECK-NEXT: 1024
+// CHECK-NEXT: ]
+// CHECK-NOT: norm_bias
+// CHECK: "name": "q_out",
+func.func @olmo(%qkv: tensor<?x6144xbf16>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %kc: tensor<?x16x8x128xbf16>, %vc: tensor<?x16x8x128xbf16>, %qw: tensor<4096xbf16>, %kw: tensor<1024xbf16>) -> (tensor<?x32x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>) {
+  %q, %k, %v = attn.qkv_split %qkv {num_q_heads = 32, num_kv_heads = 8, qk_head_dim = 128, v_head_dim = 128} : tensor<?x6144xbf16> -> tensor<?x32x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>
+  %qn = attn.rms_norm %q, %qw {eps = 1.0e-6 : f64, scope = #attn.norm_scope<projection>} : tensor<?x32x128xbf16>, tensor<4096xbf16>
+  %kn = attn.rms_norm %k, %kw {eps = 1.0e-6 : f64, scope = #attn.norm_scope<projection>} : tensor<?x8x128xbf16>, tensor<1024xbf16>
+  %qr = attn.rope %qn, %pos {rotary_dim = 128, theta = 5.0e5 : f64} : tensor<?x32x128xbf16>, tensor<?xi64>
+  %kr = attn.rope %kn, %pos {rotary_dim = 128, theta = 5.0e5 : f64} : tensor<?x8x128xbf16>, tensor<?xi64>
+  %kc2, %vc2 = attn.cache_write %kr, %v, %slots into %kc, %vc : tensor<?x8x128xbf16>, tensor<?x8x128xbf16>, tensor<?xi64> into tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>
+  return %qr, %kc2, %vc2 : tensor<?x32x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>
+}
+
+// -----
+
+// Phi-like: LayerNorm with a bias, one [80] row for all heads: the biases
+// are ABI parameters after the weights, of the weights' shape.
+// CHECK-LABEL: // ===== kernel phi__preprocess (preprocess) =====
+// CHECK: //   norm: layernorm eps=1.0000000000000001e-05 with bias{{$}}
+// CHECK: static constexpr auto norm_style = attnc::preprocess::NormStyle::layernorm;
+// CHECK-NEXT: static constexpr bool norm_after_rope = false;
+// CHECK-NEXT: static constexpr float norm_eps = 1.0000000000000001e-05f;
+// CHECK-NEXT: static constexpr bool has_q_norm_bias = true;
+// CHECK-NEXT: static constexpr bool has_k_norm_bias = true;
+// CHECK-NEXT: using position_t = long long;
+// CHECK: const Config::act_t *__restrict__ q_norm_weight,
+// CHECK-NEXT: const Config::act_t *__restrict__ k_norm_weight,
+// CHECK-NEXT: const Config::act_t *__restrict__ q_norm_bias,
+// CHECK-NEXT: const Config::act_t *__restrict__ k_norm_bias,
+// CHECK-NEXT: Config::act_t *__restrict__ q_out,
+// CHECK: p.q_norm_bias = q_norm_bias;
+// CHECK-LABEL: // ===== abi phi__preprocess =====
+// CHECK: "name": "k_norm_bias",
+// CHECK: "shape": [
+// CHECK-NEXT: 80
+// CHECK-NEXT: ]
+func.func @phi(%qkv: tensor<?x7680xbf16>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %kc: tensor<?x16x32x80xbf16>, %vc: tensor<?x16x32x80xbf16>, %qw: tensor<80xbf16>, %kw: tensor<80xbf16>, %qb: tensor<80xbf16>, %kb: tensor<80xbf16>) -> (tensor<?x32x80xbf16>, tensor<?x16x32x80xbf16>, tensor<?x16x32x80xbf16>) {
+  %q, %k, %v = attn.qkv_split %qkv {num_q_heads = 32, num_kv_heads = 32, qk_head_dim = 80, v_head_dim = 80} : tensor<?x7680xbf16> -> tensor<?x32x80xbf16>, tensor<?x32x80xbf16>, tensor<?x32x80xbf16>
+  %qn = attn.rms_norm %q, %qw bias %qb {eps = 1.0e-5 : f64, style = #attn.norm_style<layernorm>} : tensor<?x32x80xbf16>, tensor<80xbf16> bias tensor<80xbf16>
+  %kn = attn.rms_norm %k, %kw bias %kb {eps = 1.0e-5 : f64, style = #attn.norm_style<layernorm>} : tensor<?x32x80xbf16>, tensor<80xbf16> bias tensor<80xbf16>
+  %qr = attn.rope %qn, %pos {rotary_dim = 32, theta = 1.0e4 : f64} : tensor<?x32x80xbf16>, tensor<?xi64>
+  %kr = attn.rope %kn, %pos {rotary_dim = 32, theta = 1.0e4 : f64} : tensor<?x32x80xbf16>, tensor<?xi64>
+  %kc2, %vc2 = attn.cache_write %kr, %v, %slots into %kc, %vc : tensor<?x32x80xbf16>, tensor<?x32x80xbf16>, tensor<?xi64> into tensor<?x16x32x80xbf16>, tensor<?x16x32x80xbf16>
+  return %qr, %kc2, %vc2 : tensor<?x32x80xbf16>, tensor<?x16x32x80xbf16>, tensor<?x16x32x80xbf16>
+}

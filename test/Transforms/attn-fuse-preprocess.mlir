@@ -67,6 +67,57 @@ func.func @qkvg_norm_rope_192_128(%qkv: tensor<?x1920xbf16>, %pos: tensor<?xi64>
 
 // -----
 
+// LayerNorm with a weight row per head and a bias (StableLM-like): the
+// biases become the fused op's q_norm_bias / k_norm_bias and the scope its
+// norm_scope.
+// CHECK-LABEL: func.func @layernorm_head_weights_bias_2_3(
+// CHECK-NEXT: attn.fused_preprocess %arg0, %arg2 into %arg3, %arg4 positions %arg1 q_norm_weight %arg5 k_norm_weight %arg6 q_norm_bias %arg7 k_norm_bias %arg8 {norm_eps = 1.000000e-05 : f64, norm_scope = #attn.norm_scope<head_weights>, norm_style = #attn.norm_style<layernorm>,
+// CHECK-SAME: stages = [#attn.stage<q_norm>, #attn.stage<k_norm>, #attn.stage<rope>]
+// CHECK-SAME: q_norm_weight tensor<2x2xbf16> k_norm_weight tensor<1x2xbf16> q_norm_bias tensor<2x2xbf16> k_norm_bias tensor<1x2xbf16> -> tensor<?x2x2xbf16>{{$}}
+func.func @layernorm_head_weights_bias_2_3(%qkv: tensor<?x9xbf16>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %kc: tensor<?x16x1x2xbf16>, %vc: tensor<?x16x1x3xbf16>, %qw: tensor<2x2xbf16>, %kw: tensor<1x2xbf16>, %qb: tensor<2x2xbf16>, %kb: tensor<1x2xbf16>) -> (tensor<?x2x2xbf16>, tensor<?x16x1x2xbf16>, tensor<?x16x1x3xbf16>) {
+  %q, %k, %v = attn.qkv_split %qkv {num_q_heads = 2, num_kv_heads = 1, qk_head_dim = 2, v_head_dim = 3} : tensor<?x9xbf16> -> tensor<?x2x2xbf16>, tensor<?x1x2xbf16>, tensor<?x1x3xbf16>
+  %qn = attn.rms_norm %q, %qw bias %qb {eps = 1.0e-5 : f64, style = #attn.norm_style<layernorm>, scope = #attn.norm_scope<head_weights>} : tensor<?x2x2xbf16>, tensor<2x2xbf16> bias tensor<2x2xbf16>
+  %kn = attn.rms_norm %k, %kw bias %kb {eps = 1.0e-5 : f64, style = #attn.norm_style<layernorm>, scope = #attn.norm_scope<head_weights>} : tensor<?x1x2xbf16>, tensor<1x2xbf16> bias tensor<1x2xbf16>
+  %qr = attn.rope %qn, %pos {rotary_dim = 2, theta = 1.0e4 : f64} : tensor<?x2x2xbf16>, tensor<?xi64>
+  %kr = attn.rope %kn, %pos {rotary_dim = 2, theta = 1.0e4 : f64} : tensor<?x1x2xbf16>, tensor<?xi64>
+  %kc2, %vc2 = attn.cache_write %kr, %v, %slots into %kc, %vc : tensor<?x1x2xbf16>, tensor<?x1x3xbf16>, tensor<?xi64> into tensor<?x16x1x2xbf16>, tensor<?x16x1x3xbf16>
+  return %qr, %kc2, %vc2 : tensor<?x2x2xbf16>, tensor<?x16x1x2xbf16>, tensor<?x16x1x3xbf16>
+}
+
+// -----
+
+// Llama 4: an unweighted norm after the rope; no weight operands.
+// CHECK-LABEL: func.func @unweighted_after_rope_2_3(
+// CHECK-NEXT: attn.fused_preprocess %arg0, %arg2 into %arg3, %arg4 positions %arg1 {norm_eps = 1.000000e-05 : f64, norm_style = #attn.norm_style<unweighted>,
+// CHECK-SAME: stages = [#attn.stage<rope>, #attn.stage<q_norm>, #attn.stage<k_norm>]
+// CHECK-SAME: positions tensor<?xi64> -> tensor<?x2x2xbf16>{{$}}
+func.func @unweighted_after_rope_2_3(%qkv: tensor<?x9xbf16>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %kc: tensor<?x16x1x2xbf16>, %vc: tensor<?x16x1x3xbf16>) -> (tensor<?x2x2xbf16>, tensor<?x16x1x2xbf16>, tensor<?x16x1x3xbf16>) {
+  %q, %k, %v = attn.qkv_split %qkv {num_q_heads = 2, num_kv_heads = 1, qk_head_dim = 2, v_head_dim = 3} : tensor<?x9xbf16> -> tensor<?x2x2xbf16>, tensor<?x1x2xbf16>, tensor<?x1x3xbf16>
+  %qr = attn.rope %q, %pos {style = #attn.rope_style<gptj>, rotary_dim = 2, theta = 5.0e5 : f64} : tensor<?x2x2xbf16>, tensor<?xi64>
+  %kr = attn.rope %k, %pos {style = #attn.rope_style<gptj>, rotary_dim = 2, theta = 5.0e5 : f64} : tensor<?x1x2xbf16>, tensor<?xi64>
+  %qn = attn.rms_norm %qr {eps = 1.0e-5 : f64, style = #attn.norm_style<unweighted>} : tensor<?x2x2xbf16>
+  %kn = attn.rms_norm %kr {eps = 1.0e-5 : f64, style = #attn.norm_style<unweighted>} : tensor<?x1x2xbf16>
+  %kc2, %vc2 = attn.cache_write %kn, %v, %slots into %kc, %vc : tensor<?x1x2xbf16>, tensor<?x1x3xbf16>, tensor<?xi64> into tensor<?x16x1x2xbf16>, tensor<?x16x1x3xbf16>
+  return %qn, %kc2, %vc2 : tensor<?x2x2xbf16>, tensor<?x16x1x2xbf16>, tensor<?x16x1x3xbf16>
+}
+
+// -----
+
+// q over the whole projection, k per head: one kernel has one norm scope,
+// so nothing fuses.
+// CHECK-LABEL: func.func @mixed_scopes_not_fused(
+// CHECK-NOT: attn.fused_preprocess
+// CHECK: attn.cache_write
+func.func @mixed_scopes_not_fused(%qkv: tensor<?x9xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x16x1x2xbf16>, %vc: tensor<?x16x1x3xbf16>, %qw: tensor<4xbf16>, %kw: tensor<2xbf16>) -> (tensor<?x2x2xbf16>, tensor<?x16x1x2xbf16>, tensor<?x16x1x3xbf16>) {
+  %q, %k, %v = attn.qkv_split %qkv {num_q_heads = 2, num_kv_heads = 1, qk_head_dim = 2, v_head_dim = 3} : tensor<?x9xbf16> -> tensor<?x2x2xbf16>, tensor<?x1x2xbf16>, tensor<?x1x3xbf16>
+  %qn = attn.rms_norm %q, %qw {eps = 1.0e-6 : f64, scope = #attn.norm_scope<projection>} : tensor<?x2x2xbf16>, tensor<4xbf16>
+  %kn = attn.rms_norm %k, %kw {eps = 1.0e-6 : f64} : tensor<?x1x2xbf16>, tensor<2xbf16>
+  %kc2, %vc2 = attn.cache_write %kn, %v, %slots into %kc, %vc : tensor<?x1x2xbf16>, tensor<?x1x3xbf16>, tensor<?xi64> into tensor<?x16x1x2xbf16>, tensor<?x16x1x3xbf16>
+  return %qn, %kc2, %vc2 : tensor<?x2x2xbf16>, tensor<?x16x1x2xbf16>, tensor<?x16x1x3xbf16>
+}
+
+// -----
+
 // Interleaved gate (each query head followed by its gate head), 2/3,
 // gemma-style norms before the rope.
 // CHECK-LABEL: func.func @interleaved_gemma_2_3(

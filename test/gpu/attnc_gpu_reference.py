@@ -322,6 +322,31 @@ def rms_norm(x, weight, eps: float, style: str):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
 
 
+def qk_norm(x, weight, bias, *, style: str, scope: str, eps: float):
+    """The q/k norm as Hugging Face defines it, in float64. x: [T, H, D].
+
+    style: rms (x * w), gemma (x * (1 + w)), unweighted (Llama 4's L2Norm:
+    no weight), layernorm ((x - mean) * w [+ b], the biased variance).
+    scope: head (statistics per head, weight [D]), head_weights (per head,
+    weight [H, D]: Cohere, StableLM), projection (statistics over the token's
+    H * D values together, weight [H * D]: OLMo-2, MiniMax-M2). The bias has
+    the weight's shape."""
+    tokens, heads, dim = x.shape
+    y = x.double()
+    if scope == "projection":
+        y = y.reshape(tokens, 1, heads * dim)
+    if style == "layernorm":
+        y = y - y.mean(-1, keepdim=True)
+    y = y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + eps)
+    y = y.reshape(tokens, heads, dim)
+    if style != "unweighted":
+        w = weight.double().reshape(-1, dim) if scope != "head" else weight.double()
+        y = y * (1.0 + w if style == "gemma" else w)
+    if bias is not None:
+        y = y + (bias.double().reshape(-1, dim) if scope != "head" else bias.double())
+    return y
+
+
 def apply_rope(x, cos, sin, style: str, rotary_offset: int, rotary_dim: int):
     """Rotates dims [rotary_offset, rotary_offset + rotary_dim) of each head:
     neox pairs (j, j + rotary_dim/2), gptj pairs (2i, 2i+1). x: [T, H, D]."""

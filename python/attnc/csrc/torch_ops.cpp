@@ -131,12 +131,15 @@ void preprocess(int64_t b, const at::Tensor &qkv, const at::Tensor &slot_mapping
                 const std::optional<at::Tensor> &k_scale,
                 const std::optional<at::Tensor> &v_scale,
                 const at::Tensor &q_out,
-                const std::optional<at::Tensor> &gate_out) {
+                const std::optional<at::Tensor> &gate_out,
+                const std::optional<at::Tensor> &q_norm_bias,
+                const std::optional<at::Tensor> &k_norm_bias) {
   const at::Tensor *args[] = {&qkv,         &slot_mapping,       &k_cache,
                               &v_cache,     opt(positions),      opt(q_norm_weight),
                               opt(k_norm_weight), opt(k_scale),  opt(v_scale),
-                              &q_out,       opt(gate_out)};
-  launchChecked(binding(b), args, 11, 0);
+                              &q_out,       opt(gate_out),       opt(q_norm_bias),
+                              opt(k_norm_bias)};
+  launchChecked(binding(b), args, 13, 0);
 }
 
 void attention(int64_t b, const at::Tensor &query, const at::Tensor &k_cache,
@@ -188,7 +191,8 @@ TORCH_LIBRARY(attnc, m) {
   m.def("preprocess(int binding, Tensor qkv, Tensor slot_mapping, "
         "Tensor(a!) k_cache, Tensor(b!) v_cache, Tensor? positions, "
         "Tensor? q_norm_weight, Tensor? k_norm_weight, Tensor? k_scale, "
-        "Tensor? v_scale, Tensor(c!) q_out, Tensor(d!)? gate_out) -> ()");
+        "Tensor? v_scale, Tensor(c!) q_out, Tensor(d!)? gate_out, "
+        "Tensor? q_norm_bias=None, Tensor? k_norm_bias=None) -> ()");
   m.def("attention(int binding, Tensor query, Tensor k_cache, Tensor v_cache, "
         "Tensor block_tables, Tensor seq_lens, Tensor query_start_loc, "
         "Tensor? sinks, Tensor? k_scale, Tensor? v_scale, Tensor? gate, "

@@ -355,6 +355,106 @@ func.func @rms_norm_eps_infinite(%x: tensor<?x4x128xbf16>,
 
 // -----
 
+// The weight's shape follows the scope: [H, D] for head_weights.
+func.func @rms_norm_head_weights_shape(%x: tensor<?x8x128xbf16>,
+                                       %w: tensor<128xbf16>) {
+  // expected-error @+1 {{weight must have shape [8, 128] (a row per head, scope head_weights), got 'tensor<128xbf16>'}}
+  %0 = attn.rms_norm %x, %w {eps = 1.0e-05 : f64,
+      style = #attn.norm_style<layernorm>, scope = #attn.norm_scope<head_weights>}
+      : tensor<?x8x128xbf16>, tensor<128xbf16>
+  return
+}
+
+// -----
+
+// [H * D] for projection: a k weight ([Hkv * D]) on q is an error.
+func.func @rms_norm_projection_shape(%x: tensor<?x32x128xbf16>,
+                                     %w: tensor<1024xbf16>) {
+  // expected-error @+1 {{weight must have shape [4096] (heads * head_dim, scope projection), got 'tensor<1024xbf16>'}}
+  %0 = attn.rms_norm %x, %w {eps = 1.0e-06 : f64,
+      scope = #attn.norm_scope<projection>}
+      : tensor<?x32x128xbf16>, tensor<1024xbf16>
+  return
+}
+
+// -----
+
+func.func @rms_norm_missing_weight(%x: tensor<?x4x128xbf16>) {
+  // expected-error @+1 {{weight is required by norm style layernorm}}
+  %0 = attn.rms_norm %x {eps = 1.0e-05 : f64,
+      style = #attn.norm_style<layernorm>} : tensor<?x4x128xbf16>
+  return
+}
+
+// -----
+
+func.func @rms_norm_unweighted_with_weight(%x: tensor<?x4x128xbf16>,
+                                           %w: tensor<128xbf16>) {
+  // expected-error @+1 {{weight is not allowed with norm style unweighted}}
+  %0 = attn.rms_norm %x, %w {eps = 1.0e-05 : f64,
+      style = #attn.norm_style<unweighted>}
+      : tensor<?x4x128xbf16>, tensor<128xbf16>
+  return
+}
+
+// -----
+
+func.func @rms_norm_bias_without_layernorm(%x: tensor<?x4x128xbf16>,
+                                           %w: tensor<128xbf16>,
+                                           %b: tensor<128xbf16>) {
+  // expected-error @+1 {{bias is only allowed with norm style layernorm, got rms}}
+  %0 = attn.rms_norm %x, %w bias %b {eps = 1.0e-06 : f64}
+      : tensor<?x4x128xbf16>, tensor<128xbf16> bias tensor<128xbf16>
+  return
+}
+
+// -----
+
+func.func @rms_norm_bias_type(%x: tensor<?x4x128xbf16>, %w: tensor<4x128xbf16>,
+                              %b: tensor<128xbf16>) {
+  // expected-error @+1 {{bias type ('tensor<128xbf16>') must equal the weight type ('tensor<4x128xbf16>')}}
+  %0 = attn.rms_norm %x, %w bias %b {eps = 1.0e-05 : f64,
+      style = #attn.norm_style<layernorm>, scope = #attn.norm_scope<head_weights>}
+      : tensor<?x4x128xbf16>, tensor<4x128xbf16> bias tensor<128xbf16>
+  return
+}
+
+// -----
+
+func.func @rms_norm_unweighted_scope(%x: tensor<?x4x128xbf16>) {
+  // expected-error @+1 {{norm scope projection describes a weight's shape: an unweighted norm has scope head}}
+  %0 = attn.rms_norm %x {eps = 1.0e-05 : f64,
+      style = #attn.norm_style<unweighted>, scope = #attn.norm_scope<projection>}
+      : tensor<?x4x128xbf16>
+  return
+}
+
+// -----
+
+func.func @rms_norm_unweighted_eps(%x: tensor<?x4x128xbf16>) {
+  // expected-error @+1 {{eps must be a positive finite number, got -1}}
+  %0 = attn.rms_norm %x {eps = -1.0 : f64,
+      style = #attn.norm_style<unweighted>} : tensor<?x4x128xbf16>
+  return
+}
+
+// -----
+
+// A rank of a tensor-parallel split holds some heads; the projection's
+// statistics need all of them.
+module attributes {attn.tensor_parallel = array<i64: 2, 0>} {
+  func.func @rms_norm_projection_tp(%x: tensor<?x16x128xbf16>,
+                                    %w: tensor<2048xbf16>) {
+    // expected-error @+1 {{norm scope projection needs every head of the projection on one rank: not in a module with attn.tensor_parallel tp 2}}
+    %0 = attn.rms_norm %x, %w {eps = 1.0e-06 : f64,
+        scope = #attn.norm_scope<projection>}
+        : tensor<?x16x128xbf16>, tensor<2048xbf16>
+    return
+  }
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // rope
 //===----------------------------------------------------------------------===//
@@ -1475,7 +1575,7 @@ func.func @rope_attention_factor_kind(%x: tensor<?x4x4xbf16>, %pos: tensor<?xi64
 func.func @rms_norm_result_type(%x: tensor<?x4x128xbf16>,
                                 %w: tensor<128xbf16>) {
   // expected-error @+1 {{failed to verify that all of {input, result} have same type}}
-  %0 = "attn.rms_norm"(%x, %w) <{eps = 1.0e-06 : f64}>
+  %0 = "attn.rms_norm"(%x, %w) <{eps = 1.0e-06 : f64, operandSegmentSizes = array<i32: 1, 1, 0>}>
       : (tensor<?x4x128xbf16>, tensor<128xbf16>) -> tensor<?x4x128xf32>
   return
 }
@@ -1711,5 +1811,105 @@ func.func @attention_chunk_negative(%q: tensor<?x4x8xbf16>, %kc: tensor<?x16x2x8
       attention_chunk = -2}
       : tensor<?x4x8xbf16>, tensor<?x16x2x8xbf16>, tensor<?x16x2x8xbf16>, tensor<?x?xi32>,
         tensor<?xi32>, tensor<?xi32> -> tensor<?x4x8xbf16>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// fused_preprocess: the q/k norm's style, scope and bias
+//===----------------------------------------------------------------------===//
+
+// Projection scope: k's weight is [Hkv * Dqk] = [4], not q's [Hq * Dqk].
+func.func @fused_projection_k_weight(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>,
+                                     %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>,
+                                     %qw: tensor<8xbf16>, %kw: tensor<8xbf16>) {
+  // expected-error @+1 {{k_norm_weight must have shape [4] (heads * head_dim, scope projection), got 'tensor<8xbf16>'}}
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      q_norm_weight %qw k_norm_weight %kw
+      {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3,
+       stages = [#attn.stage<q_norm>, #attn.stage<k_norm>],
+       norm_style = #attn.norm_style<rms>, norm_eps = 1.0e-06 : f64,
+       norm_scope = #attn.norm_scope<projection>}
+      : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+        q_norm_weight tensor<8xbf16> k_norm_weight tensor<8xbf16> -> tensor<?x4x2xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_bias_without_stage(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>,
+                                    %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>,
+                                    %kw: tensor<2xbf16>, %qb: tensor<2xbf16>) {
+  // expected-error @+1 {{q_norm_bias is only allowed with the q_norm stage}}
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      k_norm_weight %kw q_norm_bias %qb
+      {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3,
+       stages = [#attn.stage<k_norm>],
+       norm_style = #attn.norm_style<layernorm>, norm_eps = 1.0e-05 : f64}
+      : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+        k_norm_weight tensor<2xbf16> q_norm_bias tensor<2xbf16> -> tensor<?x4x2xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_bias_rms(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>,
+                          %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>,
+                          %kw: tensor<2xbf16>, %kb: tensor<2xbf16>) {
+  // expected-error @+1 {{k_norm_bias is only allowed with norm style layernorm, got rms}}
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      k_norm_weight %kw k_norm_bias %kb
+      {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3,
+       stages = [#attn.stage<k_norm>],
+       norm_style = #attn.norm_style<rms>, norm_eps = 1.0e-05 : f64}
+      : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+        k_norm_weight tensor<2xbf16> k_norm_bias tensor<2xbf16> -> tensor<?x4x2xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_unweighted_weight(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>,
+                                   %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>,
+                                   %qw: tensor<2xbf16>) {
+  // expected-error @+1 {{q_norm_weight is not allowed with norm style unweighted}}
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      q_norm_weight %qw
+      {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3,
+       stages = [#attn.stage<q_norm>, #attn.stage<k_norm>],
+       norm_style = #attn.norm_style<unweighted>, norm_eps = 1.0e-05 : f64}
+      : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+        q_norm_weight tensor<2xbf16> -> tensor<?x4x2xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_weight_missing(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>,
+                                %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>,
+                                %qw: tensor<4x2xbf16>) {
+  // expected-error @+1 {{k_norm_weight is required by norm style layernorm}}
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      q_norm_weight %qw
+      {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3,
+       stages = [#attn.stage<q_norm>, #attn.stage<k_norm>],
+       norm_style = #attn.norm_style<layernorm>, norm_eps = 1.0e-05 : f64,
+       norm_scope = #attn.norm_scope<head_weights>}
+      : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+        q_norm_weight tensor<4x2xbf16> -> tensor<?x4x2xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_scope_without_norm(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi64>,
+                                    %kc: tensor<?x16x2x2xbf16>, %vc: tensor<?x16x2x3xbf16>) {
+  // expected-error @+1 {{norm_scope is only allowed with the q_norm or k_norm stage}}
+  %q, %kc1, %vc1 = attn.fused_preprocess %qkv, %slots into %kc, %vc
+      {num_q_heads = 4, num_kv_heads = 2, qk_head_dim = 2, v_head_dim = 3,
+       stages = [], norm_scope = #attn.norm_scope<projection>}
+      : tensor<?x18xbf16>, tensor<?xi64> into tensor<?x16x2x2xbf16>, tensor<?x16x2x3xbf16>
+        -> tensor<?x4x2xbf16>
   return
 }

@@ -145,6 +145,58 @@ func.func @rms_norm_gemma(%x: tensor<?x2x256xf16>, %w: tensor<256xf32>)
   return %0 : tensor<?x2x256xf16>
 }
 
+// Llama 4's L2Norm: no weight operand.
+// CHECK-LABEL: func.func @rms_norm_unweighted(
+// CHECK-SAME:      %[[X:[^:]+]]: tensor<?x8x64xbf16>
+// CHECK:         attn.rms_norm %[[X]] {eps = 1.000000e-05 : f64, style = #attn.norm_style<unweighted>}
+// CHECK-SAME:      : tensor<?x8x64xbf16>{{$}}
+func.func @rms_norm_unweighted(%x: tensor<?x8x64xbf16>) -> tensor<?x8x64xbf16> {
+  %0 = attn.rms_norm %x {eps = 1.0e-05 : f64,
+      style = #attn.norm_style<unweighted>} : tensor<?x8x64xbf16>
+  return %0 : tensor<?x8x64xbf16>
+}
+
+// LayerNorm with a bias, weights [Dqk] shared by the heads (Phi).
+// CHECK-LABEL: func.func @rms_norm_layernorm_bias(
+// CHECK-SAME:      %[[X:[^:]+]]: tensor<?x32x80xbf16>, %[[W:[^:]+]]: tensor<80xbf16>, %[[B:[^:]+]]: tensor<80xbf16>
+// CHECK:         attn.rms_norm %[[X]], %[[W]] bias %[[B]]
+// CHECK-SAME:      {eps = 1.000000e-05 : f64, style = #attn.norm_style<layernorm>}
+// CHECK-SAME:      : tensor<?x32x80xbf16>, tensor<80xbf16> bias tensor<80xbf16>
+func.func @rms_norm_layernorm_bias(%x: tensor<?x32x80xbf16>, %w: tensor<80xbf16>,
+                                   %b: tensor<80xbf16>) -> tensor<?x32x80xbf16> {
+  %0 = attn.rms_norm %x, %w bias %b {eps = 1.0e-05 : f64,
+      style = #attn.norm_style<layernorm>}
+      : tensor<?x32x80xbf16>, tensor<80xbf16> bias tensor<80xbf16>
+  return %0 : tensor<?x32x80xbf16>
+}
+
+// LayerNorm with a weight row per head, no bias (Cohere); scope head is the
+// default and elided, head_weights printed.
+// CHECK-LABEL: func.func @rms_norm_head_weights(
+// CHECK:         attn.rms_norm %{{.+}}, %{{[^ ]+}} {eps = 1.000000e-05 : f64,
+// CHECK-SAME:      scope = #attn.norm_scope<head_weights>, style = #attn.norm_style<layernorm>}
+// CHECK-SAME:      : tensor<?x8x128xbf16>, tensor<8x128xbf16>{{$}}
+func.func @rms_norm_head_weights(%x: tensor<?x8x128xbf16>, %w: tensor<8x128xbf16>)
+    -> tensor<?x8x128xbf16> {
+  %0 = attn.rms_norm %x, %w {eps = 1.0e-05 : f64,
+      style = #attn.norm_style<layernorm>, scope = #attn.norm_scope<head_weights>}
+      : tensor<?x8x128xbf16>, tensor<8x128xbf16>
+  return %0 : tensor<?x8x128xbf16>
+}
+
+// RMSNorm over the whole projection (OLMo-2): weight [H * D].
+// CHECK-LABEL: func.func @rms_norm_projection(
+// CHECK:         attn.rms_norm
+// CHECK-SAME:      {eps = 9.9999999999999995E-7 : f64, scope = #attn.norm_scope<projection>}
+// CHECK-SAME:      : tensor<?x40x128xbf16>, tensor<5120xbf16>
+func.func @rms_norm_projection(%x: tensor<?x40x128xbf16>, %w: tensor<5120xbf16>)
+    -> tensor<?x40x128xbf16> {
+  %0 = attn.rms_norm %x, %w {eps = 1.0e-06 : f64,
+      scope = #attn.norm_scope<projection>}
+      : tensor<?x40x128xbf16>, tensor<5120xbf16>
+  return %0 : tensor<?x40x128xbf16>
+}
+
 //===----------------------------------------------------------------------===//
 // rope
 //===----------------------------------------------------------------------===//

@@ -42,8 +42,11 @@ def AttnFusePreprocess : Pass<"attn-fuse-preprocess"> {
     No fusion happens when an intermediate value (a split result, a normed
     or rotated q/k) has a user outside the chain that needs it materialised,
     when q and k are rotated with different parameters or positions, or when
-    q and k are normalised with different styles or eps, or on different
-    sides of the rotation. Such IR is left as it is.
+    q and k are normalised with different styles, scopes or eps, or on
+    different sides of the rotation. Such IR is left as it is. The norms'
+    weights and biases become the fused op's `q_norm_weight`,
+    `k_norm_weight`, `q_norm_bias`, `k_norm_bias`, their style and eps its
+    `norm_style` and `norm_eps`, a scope other than `head` its `norm_scope`.
 
     Before:
     ```mlir

@@ -11,7 +11,8 @@ def Attn_Dialect : Dialect {
   let description = [{
     The `attn` dialect describes one attention layer of a language model as
     the engine runs it: the fused QKV(G) projection output is split into q, k,
-    v (and an optional output gate), q and k get an optional per-head RMSNorm
+    v (and an optional output gate), q and k get an optional norm (RMSNorm,
+    Gemma's, unweighted or LayerNorm; per head or over the whole projection)
     and an optional rotary embedding, k and v are written to a paged KV cache,
     attention runs over the paged cache, and the output is optionally gated.
 

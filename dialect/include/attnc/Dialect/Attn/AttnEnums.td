@@ -18,13 +18,27 @@ def Attn_GateLayoutAttr : EnumAttr<Attn_Dialect, Attn_GateLayout, "gate_layout">
   let assemblyFormat = "`<` $value `>`";
 }
 
-def Attn_NormStyle : I32EnumAttr<"NormStyle", "per-head RMSNorm weighting", [
+def Attn_NormStyle : I32EnumAttr<"NormStyle", "the q/k norm's formula", [
       I32EnumAttrCase<"rms", 0>,
-      I32EnumAttrCase<"gemma", 1>]> {
+      I32EnumAttrCase<"gemma", 1>,
+      I32EnumAttrCase<"unweighted", 2>,
+      I32EnumAttrCase<"layernorm", 3>]> {
   let cppNamespace = "::attnc::attn";
   let genSpecializedAttr = 0;
 }
 def Attn_NormStyleAttr : EnumAttr<Attn_Dialect, Attn_NormStyle, "norm_style"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Attn_NormScope : I32EnumAttr<"NormScope",
+    "what the q/k norm's statistics are taken over, and its weight's shape", [
+      I32EnumAttrCase<"head", 0>,
+      I32EnumAttrCase<"head_weights", 1>,
+      I32EnumAttrCase<"projection", 2>]> {
+  let cppNamespace = "::attnc::attn";
+  let genSpecializedAttr = 0;
+}
+def Attn_NormScopeAttr : EnumAttr<Attn_Dialect, Attn_NormScope, "norm_scope"> {
   let assemblyFormat = "`<` $value `>`";
 }
 

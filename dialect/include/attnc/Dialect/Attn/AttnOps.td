@@ -80,31 +80,52 @@ def Attn_QueryTemperatureOp : Attn_Op<"query_temperature",
   let hasVerifier = 1;
 }
 
-def Attn_RmsNormOp : Attn_Op<"rms_norm", [Pure, AllTypesMatch<["input", "result"]>]> {
-  let summary = "per-head RMSNorm over the head dimension";
+def Attn_RmsNormOp : Attn_Op<"rms_norm",
+    [Pure, AttrSizedOperandSegments, AllTypesMatch<["input", "result"]>]> {
+  let summary = "the q/k norm: RMSNorm (plain, Gemma, unweighted) or LayerNorm";
   let description = [{
-    `result[t, h, :] = input[t, h, :] * rsqrt(mean(input[t, h, :]^2) + eps) * w`
-    with `w = weight` (`style = rms`) or `w = 1 + weight` (`style = gemma`).
-    The weight has the length of the head dimension it normalises (Dqk for q
-    and k). The weight is a required operand: a model without q/k norm has
-    no `attn.rms_norm`.
+    Normalises q or k `[tokens, H, D]`, in float32:
+    - `rms`: `x * rsqrt(mean(x^2) + eps) * w`
+    - `gemma`: `x * rsqrt(mean(x^2) + eps) * (1 + w)`
+    - `unweighted`: `x * rsqrt(mean(x^2) + eps)` (Llama 4's L2Norm; no weight)
+    - `layernorm`: `(x - mean(x)) * rsqrt(mean((x - mean(x))^2) + eps) * w`,
+      `+ b` when the `bias` operand is present (the biased variance).
+
+    `scope` says what the mean (and variance) are taken over and the
+    weight's shape (the bias has the weight's):
+    - `head` (default): each head's D values; weight `[D]`, shared by heads;
+    - `head_weights`: each head's D values; weight `[H, D]`, row h for head h
+      (Cohere, StableLM);
+    - `projection`: all H * D values of a token together; weight `[H * D]`
+      (OLMo-2, MiniMax-M2). Every head of the projection must be present: a
+      module split for tensor parallelism (`attn.tensor_parallel`) cannot
+      have it.
+
+    The weight is required except for `unweighted`, where it is absent; a
+    model without q/k norm has no `attn.rms_norm`.
 
     Example:
     ```mlir
     %qn = attn.rms_norm %q, %q_norm_weight {eps = 1.0e-06 : f64,
         style = #attn.norm_style<rms>}
         : tensor<?x32x128xbf16>, tensor<128xbf16>
+    %kn = attn.rms_norm %k, %k_norm_weight bias %k_norm_bias {eps = 1.0e-05 : f64,
+        style = #attn.norm_style<layernorm>, scope = #attn.norm_scope<head_weights>}
+        : tensor<?x8x128xbf16>, tensor<8x128xbf16> bias tensor<8x128xbf16>
     ```
   }];
   let arguments = (ins
     AnyRankedTensor:$input,
-    AnyRankedTensor:$weight,
+    Optional<AnyRankedTensor>:$weight,
+    Optional<AnyRankedTensor>:$bias,
     F64Attr:$eps,
-    DefaultValuedAttr<Attn_NormStyleAttr, "NormStyle::rms">:$style
+    DefaultValuedAttr<Attn_NormStyleAttr, "NormStyle::rms">:$style,
+    DefaultValuedAttr<Attn_NormScopeAttr, "NormScope::head">:$scope
   );
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight attr-dict `:` type($input) `,` type($weight)
+    $input (`,` $weight^)? (`bias` $bias^)? attr-dict `:` type($input)
+    (`,` type($weight)^)? (`bias` type($bias)^)?
   }];
   let hasVerifier = 1;
 }
@@ -283,8 +304,12 @@ def Attn_FusedPreprocessOp : Attn_Op<"fused_preprocess",
     `stages` lists exactly the stages present, in the model's order
     (e.g. `[q_norm, k_norm, rope]`, or `[rope, q_norm, k_norm]` for a model
     that normalises after rotating); a stage that is absent has no operands,
-    no attributes and no code. `q_norm` / `k_norm` need `q_norm_weight` /
-    `k_norm_weight` and `norm_style` + `norm_eps`; `rope` needs `positions`
+    no attributes and no code. `q_norm` / `k_norm` need `norm_style` +
+    `norm_eps`, and `q_norm_weight` / `k_norm_weight` unless the style is
+    `unweighted`; `q_norm_bias` / `k_norm_bias` (a layernorm's bias) are
+    optional. `norm_scope` is that of `attn.rms_norm` (absent: `head`); the
+    weights and biases have the shapes it gives them (`[Dqk]`, `[H, Dqk]` or
+    `[H * Dqk]`, H the heads of q resp. k). `rope` needs `positions`
     and `rope_style`, `rotary_dim`, `rotary_offset`, `theta` (and optionally
     `scaling`). `q_temperature` (last, q only: `attn.query_temperature`)
     needs `positions`, `temperature_floor_scale` and `temperature_scale`.
@@ -314,6 +339,8 @@ def Attn_FusedPreprocessOp : Attn_Op<"fused_preprocess",
     Optional<AnyRankedTensor>:$positions,
     Optional<AnyRankedTensor>:$q_norm_weight,
     Optional<AnyRankedTensor>:$k_norm_weight,
+    Optional<AnyRankedTensor>:$q_norm_bias,
+    Optional<AnyRankedTensor>:$k_norm_bias,
     Optional<AnyRankedTensor>:$k_scale,
     Optional<AnyRankedTensor>:$v_scale,
     I64Attr:$num_q_heads,
@@ -324,6 +351,7 @@ def Attn_FusedPreprocessOp : Attn_Op<"fused_preprocess",
     Attn_PreprocessStageArrayAttr:$stages,
     OptionalAttr<Attn_NormStyleAttr>:$norm_style,
     OptionalAttr<F64Attr>:$norm_eps,
+    OptionalAttr<Attn_NormScopeAttr>:$norm_scope,
     OptionalAttr<Attn_RopeStyleAttr>:$rope_style,
     OptionalAttr<I64Attr>:$rotary_dim,
     OptionalAttr<I64Attr>:$rotary_offset,
@@ -344,12 +372,16 @@ def Attn_FusedPreprocessOp : Attn_Op<"fused_preprocess",
     (`positions` $positions^)?
     (`q_norm_weight` $q_norm_weight^)?
     (`k_norm_weight` $k_norm_weight^)?
+    (`q_norm_bias` $q_norm_bias^)?
+    (`k_norm_bias` $k_norm_bias^)?
     (`scales` $k_scale^ `,` $v_scale)?
     attr-dict `:` type($qkv) `,` type($slot_mapping)
     `into` type($k_cache) `,` type($v_cache)
     (`positions` type($positions)^)?
     (`q_norm_weight` type($q_norm_weight)^)?
     (`k_norm_weight` type($k_norm_weight)^)?
+    (`q_norm_bias` type($q_norm_bias)^)?
+    (`k_norm_bias` type($k_norm_bias)^)?
     (`scales` type($k_scale)^ `,` type($v_scale))?
     `->` type($q) (`,` type($gate)^)?
   }];
@@ -361,6 +393,8 @@ def Attn_FusedPreprocessOp : Attn_Op<"fused_preprocess",
     /// True when a norm stage is listed after rope (the verifier keeps
     /// q_norm and k_norm on one side of it): the rotated head is normalised.
     bool normAfterRope();
+    /// The norm's scope (`head` when the attribute is absent).
+    ::attnc::attn::NormScope normScope();
   }];
 }
 
