@@ -1,0 +1,589 @@
+"""Hugging Face's own attention modules against attnc (test_hf_families.py).
+
+For one family: the small config (hf_family_configs.py) builds the
+transformers base model (eager attention, float32, random weights); a few
+sequences of different lengths run through it as prefill and then a few
+decode steps over its own cache, one sequence at a time. Hooks on every
+attention module record what its projections produced (q/k/v/gate, or the
+fused projection, or the MLA latents and their up-projection) and what
+entered its output projection: the attention output, after the gate.
+
+attnc gets the same projections: per layer, the rows of every sequence in
+one varlen batch (prefill), then one row per sequence (each decode step),
+in the fused QKV(G) row as `attnc layout --json` lays it out, through
+preprocess (norm, rope, cache write into a paged cache) and attention over
+that cache. Its output must match the module's within bf16 tolerance.
+
+Two backends run the attnc side:
+* "kernels" (the default on a GPU): attnc.compile + Model.preprocess /
+  Model.attention, bf16 activations and cache; outputs and caches poisoned
+  with NaN first.
+* "reference" (ATTNC_HF_CHECK_BACKEND=reference; runs on the CPU): the
+  kernel contract (python/README.md) in float32 from the configuration
+  attnc read (Model.config), over the same fused row and paged cache, so
+  that the glue and attnc's reading of each family's config are checked
+  without a GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+import attnc_gpu_reference as ref
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: Prompt lengths of the sequences (one shorter than a page, one over two
+#: pages, one past the small sliding windows), then DECODE_STEPS tokens each.
+PROMPT_LENGTHS = (5, 19, 41)
+DECODE_STEPS = 2
+BLOCK_SIZE = 16
+
+#: The error bound, relative to the rms of the module's output (one layer,
+#: one batch): bf16 activations and cache carry 8 significant bits (2^-9
+#: relative rounding of q, k, v, the softmax weights and the output); with
+#: O(1) logits an output element moves by a few of those. A wrong
+#: convention (rope pairs, norm style, scale, window, gate) moves it by
+#: O(1) x rms. The reference backend computes in float32 against the
+#: module's float32: agreement to float32 rounding, far tighter.
+BOUNDS = {
+    "kernels": dict(rel_l2=1.5e-2, max_over_rms=6e-2),
+    "reference": dict(rel_l2=1e-4, max_over_rms=1e-3),
+}
+
+
+def backend_name() -> str:
+    name = os.environ.get("ATTNC_HF_CHECK_BACKEND", "")
+    if name:
+        if name not in BOUNDS:
+            raise ValueError(f"ATTNC_HF_CHECK_BACKEND: {name!r} is not one of {sorted(BOUNDS)}")
+        return name
+    return "kernels" if torch.cuda.is_available() else "reference"
+
+
+# ---- the Hugging Face side ---------------------------------------------------------
+
+def hf_config(config: Dict[str, Any]):
+    """The transformers config object of a config.json dict."""
+    from transformers import AutoConfig
+    data = dict(config)
+    model_type = data.pop("model_type")
+    for key in ("torch_dtype", "dtype", "architectures"):
+        data.pop(key, None)
+    return AutoConfig.for_model(model_type, **data)
+
+
+def _randomise(model, generator: torch.Generator) -> None:
+    """Weights that make O(1) activations: every linear map N(0, 1/fan_in)
+    (so projections of N(0, 1) hidden states are O(1), logits too), biases
+    N(0, 0.1^2), norm weights around their identity (1 for x * w, 0 for
+    x * (1 + w)) with noise 0.2, sinks N(0, 1)."""
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, torch.nn.Linear):
+                fan_in = module.weight.shape[1]
+                module.weight.copy_(torch.randn(module.weight.shape, generator=generator)
+                                    / math.sqrt(fan_in))
+                if module.bias is not None:
+                    module.bias.copy_(torch.randn(module.bias.shape, generator=generator) * 0.1)
+        for name, param in model.named_parameters():
+            leaf = name.rsplit(".", 1)[-1]
+            if "norm" in name.lower() and leaf in ("weight", "bias"):
+                if leaf == "bias":
+                    param.copy_(torch.randn(param.shape, generator=generator) * 0.1)
+                    continue
+                centre = 0.0 if bool((param == 0).all()) else 1.0
+                param.copy_(centre + torch.randn(param.shape, generator=generator) * 0.2)
+            elif leaf in ("sinks", "attention_sink_bias"):
+                param.copy_(torch.randn(param.shape, generator=generator))
+
+
+def build_hf_model(config: Dict[str, Any], seed: int, device: str):
+    """The family's base model (no LM head): eager attention, float32,
+    random weights from `seed`."""
+    from transformers import AutoModel
+    cfg = hf_config(config)
+    torch.manual_seed(seed)
+    model = AutoModel.from_config(cfg, attn_implementation="eager", dtype=torch.float32)
+    if hasattr(model.config, "_experts_implementation"):
+        model.config._experts_implementation = "eager"
+    _randomise(model, torch.Generator().manual_seed(seed + 1))
+    return model.to(device).eval()
+
+
+ATTENTION_NAMES = ("self_attn", "attention", "attn", "self_attention")
+OUTPUT_NAMES = ("o_proj", "dense", "out_proj")
+
+
+def attention_modules(model) -> Dict[int, torch.nn.Module]:
+    """Decoder layer index -> its attention module (layers without one,
+    linear attention or mamba, are left out)."""
+    layers = getattr(model, "layers", None)
+    if layers is None:
+        layers = getattr(getattr(model, "model", None), "layers", None)
+    if layers is None:
+        raise AssertionError(f"{type(model).__name__}: no .layers")
+    found = {}
+    for index, layer in enumerate(layers):
+        for name in ATTENTION_NAMES:
+            module = getattr(layer, name, None)
+            if module is not None and any(hasattr(module, o) for o in OUTPUT_NAMES):
+                found[index] = module
+                break
+    return found
+
+
+@dataclass
+class Call:
+    """One forward call of the model: the rows of one sequence."""
+    sequence: int
+    positions: List[int]
+    #: layer -> {child linear name: output [rows, width]}, "<out>": the
+    #: output projection's input [rows, width]
+    layers: Dict[int, Dict[str, torch.Tensor]] = field(default_factory=dict)
+
+
+class Recorder:
+    """Forward hooks on each attention module's linear children (outputs)
+    and its output projection (input)."""
+
+    def __init__(self, modules: Dict[int, torch.nn.Module]):
+        self.current: Optional[Call] = None
+        self.handles = []
+        for index, module in modules.items():
+            out_name = next(o for o in OUTPUT_NAMES if hasattr(module, o))
+            for name, child in module.named_children():
+                if name == out_name:
+                    self.handles.append(child.register_forward_pre_hook(
+                        self._input_hook(index, "<out>")))
+                elif isinstance(child, torch.nn.Linear):
+                    self.handles.append(child.register_forward_hook(
+                        self._output_hook(index, name)))
+
+    def _store(self, index, name, tensor):
+        rows = tensor.detach().float()
+        self.current.layers.setdefault(index, {})[name] = rows.reshape(-1, rows.shape[-1]) \
+            if rows.dim() <= 3 else rows
+
+    def _output_hook(self, index, name):
+        def hook(_module, _inputs, output):
+            self._store(index, name, output)
+        return hook
+
+    def _input_hook(self, index, name):
+        def hook(_module, inputs):
+            self._store(index, name, inputs[0])
+        return hook
+
+    def close(self):
+        for handle in self.handles:
+            handle.remove()
+
+
+def run_hf(model, hidden_size: int, seed: int, device: str,
+           prompt_lengths: Sequence[int] = PROMPT_LENGTHS,
+           decode_steps: int = DECODE_STEPS) -> Tuple[List[Call], List[List[Call]]]:
+    """Prefill each sequence alone, then decode `decode_steps` tokens each
+    over the model's own cache. Returns (prefill calls, decode calls per
+    step)."""
+    generator = torch.Generator().manual_seed(seed + 2)
+    recorder = Recorder(attention_modules(model))
+    prefill: List[Call] = []
+    decode: List[List[Call]] = [[] for _ in range(decode_steps)]
+    try:
+        with torch.no_grad():
+            for s, length in enumerate(prompt_lengths):
+                embeds = torch.randn(1, length + decode_steps, hidden_size, generator=generator)
+                embeds = embeds.to(device)
+                recorder.current = Call(s, list(range(length)))
+                out = model(inputs_embeds=embeds[:, :length], use_cache=True)
+                prefill.append(recorder.current)
+                cache = out.past_key_values
+                for step in range(decode_steps):
+                    position = length + step
+                    recorder.current = Call(s, [position])
+                    out = model(inputs_embeds=embeds[:, position:position + 1],
+                                past_key_values=cache, use_cache=True)
+                    cache = out.past_key_values
+                    decode[step].append(recorder.current)
+    finally:
+        recorder.close()
+    return prefill, decode
+
+
+# ---- projections -> per-head q, k, v, gate ----------------------------------------------
+
+@dataclass
+class Heads:
+    q: torch.Tensor                 # [T, Hq, Dqk]
+    k: torch.Tensor                 # [T, Hkv, Dqk]
+    v: torch.Tensor                 # [T, Hkv, Dv]
+    gate: Optional[torch.Tensor]    # [T, Hq, Dv] (before the sigmoid), or None
+    out: torch.Tensor               # [T, Hq, Dv]: what entered the output projection
+
+
+def _width_error(name, tensor, expected, what):
+    return AssertionError(f"{name}: Hugging Face's projection is {tuple(tensor.shape)}, "
+                          f"attnc's {what} needs width {expected}")
+
+
+def split_heads(captured: Dict[str, torch.Tensor], kind: Dict[str, Any], rows: int) -> Heads:
+    """The module's projections as attnc's segments, per head. `kind` is
+    the layer kind as attnc read it (head counts and dims)."""
+    hq, hkv = kind["num_q_heads"], kind["num_kv_heads"]
+    dqk, dv = kind["qk_head_dim"], kind["v_head_dim"]
+    out = captured["<out>"][-rows:]
+    if out.shape[-1] != hq * dv:
+        raise _width_error("attention output", out, hq * dv, f"Hq * Dv = {hq} * {dv}")
+    out = out.reshape(rows, hq, dv)
+    gate = None
+    if "kv_a_proj_with_mqa" in captured:          # MLA, decompressed
+        q = captured["q_b_proj"] if "q_b_proj" in captured else captured["q_proj"]
+        latent = captured["kv_a_proj_with_mqa"][-rows:]
+        expanded = captured["kv_b_proj"]
+        expanded = expanded.reshape(-1, expanded.shape[-1])[-rows:]
+        rope_dim = dqk - (expanded.shape[-1] // hq - dv)
+        nope = dqk - rope_dim
+        kv = expanded.reshape(rows, hq, nope + dv)
+        k_rot = latent[:, -rope_dim:]
+        k = torch.cat([kv[..., :nope], k_rot[:, None, :].expand(rows, hq, rope_dim)], dim=-1)
+        v = kv[..., nope:]
+        q = q[-rows:].reshape(rows, hq, dqk)
+        return Heads(q=q, k=k, v=v, gate=None, out=out)
+    if "qkv_proj" in captured:                    # Phi-3: [q | k | v]
+        fused = captured["qkv_proj"][-rows:]
+        q, k, v = fused.split([hq * dqk, hkv * dqk, hkv * dv], dim=-1)
+    elif "query_key_value" in captured:           # GPT-NeoX, Persimmon: per head [q k v]
+        fused = captured["query_key_value"][-rows:].reshape(rows, hq, 3 * dqk)
+        q, k, v = fused.split([dqk, dqk, dv], dim=-1)
+    else:
+        q, k, v = (captured[n][-rows:] for n in ("q_proj", "k_proj", "v_proj"))
+    if q.shape[-1] == hq * (dqk + dv) and kind.get("gate") == "interleaved":
+        # Qwen3-Next / Qwen3.5: q_proj is per head [q_h | gate_h]
+        both = q.reshape(rows, hq, dqk + dv)
+        q, gate = both[..., :dqk], both[..., dqk:]
+    for name in ("gate_proj", "g_proj"):
+        if name in captured:
+            gate = captured[name][-rows:]
+            gate = gate.reshape(rows, hq, -1)
+    if q.numel() != rows * hq * dqk:
+        raise _width_error("q", q, hq * dqk, f"Hq * Dqk = {hq} * {dqk}")
+    if k.numel() != rows * hkv * dqk:
+        raise _width_error("k", k, hkv * dqk, f"Hkv * Dqk = {hkv} * {dqk}")
+    if v.numel() != rows * hkv * dv:
+        raise _width_error("v", v, hkv * dv, f"Hkv * Dv = {hkv} * {dv}")
+    return Heads(q=q.reshape(rows, hq, dqk), k=k.reshape(rows, hkv, dqk),
+                 v=v.reshape(rows, hkv, dv), gate=gate, out=out)
+
+
+NORM_NAMES = {"q": ("q_norm", "query_layernorm", "q_layernorm"),
+              "k": ("k_norm", "key_layernorm", "k_layernorm")}
+
+
+def norm_parameters(module, which: str) -> Dict[str, torch.Tensor]:
+    """The q (k) norm's weight (and bias) of an attention module, as
+    Hugging Face stores them."""
+    for name in NORM_NAMES[which]:
+        norm = getattr(module, name, None)
+        if norm is None:
+            continue
+        found = {}
+        for leaf in ("weight", "bias"):
+            value = getattr(norm, leaf, None)
+            if isinstance(value, torch.Tensor):
+                found[leaf] = value.detach().float()
+        return found
+    return {}
+
+
+def sinks_of(module) -> Optional[torch.Tensor]:
+    for name in ("sinks", "attention_sink_bias"):
+        value = getattr(module, name, None)
+        if isinstance(value, torch.Tensor):
+            return value.detach().float()
+    return None
+
+
+# ---- the fused row ---------------------------------------------------------------------
+
+def cli_path() -> Path:
+    override = os.environ.get("ATTNC_CLI")
+    return Path(override) if override else REPO / "build" / "bin" / "attnc"
+
+
+def layout_of(config: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """`attnc layout --json` of a config dict: kind name -> its entry."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "config.json"
+        path.write_text(json.dumps(config))
+        run = subprocess.run([str(cli_path()), "layout", str(path), "--json"],
+                             capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        raise AssertionError(f"attnc layout failed ({run.returncode}): {run.stderr.strip()}")
+    return {kind["name"]: kind for kind in json.loads(run.stdout)["layer_kinds"]}
+
+
+def fused_rows(heads: Heads, layout_kind: Dict[str, Any]) -> torch.Tensor:
+    """[T, fused_width]: each segment's heads at offset + h * head_stride,
+    as the layout says."""
+    rows = heads.q.shape[0]
+    out = torch.full((rows, layout_kind["fused_width"]), float("nan"), dtype=torch.float32,
+                     device=heads.q.device)
+    source = {"q": heads.q, "k": heads.k, "v": heads.v, "gate": heads.gate}
+    for segment in layout_kind["segments"]:
+        tensor = source[segment["segment"]]
+        if tensor is None:
+            raise AssertionError(f"attnc's layout has a {segment['segment']} segment, "
+                                 "but the Hugging Face module has no such projection")
+        if tensor.shape[1] != segment["num_heads"] or tensor.shape[2] != segment["head_size"]:
+            raise AssertionError(f"segment {segment['segment']}: the module gives "
+                                 f"{tuple(tensor.shape[1:])} per token, attnc's layout says "
+                                 f"{segment['num_heads']} heads of {segment['head_size']}")
+        for h in range(segment["num_heads"]):
+            begin = segment["offset"] + h * segment["head_stride"]
+            out[:, begin:begin + segment["head_size"]] = tensor[:, h]
+    if heads.gate is not None and not any(s["segment"] == "gate" for s in layout_kind["segments"]):
+        raise AssertionError("the Hugging Face module gates its output, attnc's layout has no gate")
+    if bool(torch.isnan(out).any()):
+        raise AssertionError("attnc's layout leaves columns of the fused row unset")
+    return out
+
+
+# ---- batches and the paged cache ---------------------------------------------------------
+
+@dataclass
+class Batch:
+    rows: torch.Tensor          # [T, W] float32 fused rows
+    positions: torch.Tensor     # [T] int64
+    slots: torch.Tensor         # [T] int64
+    seq_lens: torch.Tensor      # [S] int32
+    query_start_loc: torch.Tensor  # [S + 1] int32
+    expected: torch.Tensor      # [T, Hq, Dv]: the module's attention output
+    sequence_ids: List[int]     # [S]: each batch sequence's row of the block tables
+
+
+class PagedCache:
+    """Block tables for the sequences (whole blocks in a shuffled order)."""
+
+    def __init__(self, total_lengths: Sequence[int], generator: torch.Generator, device):
+        blocks = [-(-n // BLOCK_SIZE) for n in total_lengths]
+        self.num_blocks = sum(blocks) + 1
+        order = torch.randperm(sum(blocks), generator=generator)
+        self.tables = torch.full((len(blocks), max(blocks)), self.num_blocks - 1,
+                                 dtype=torch.int32)
+        used = 0
+        for s, n in enumerate(blocks):
+            self.tables[s, :n] = order[used:used + n].int()
+            used += n
+        self.tables = self.tables.to(device)
+
+    def slots(self, sequence: int, positions: Sequence[int]) -> List[int]:
+        table = self.tables[sequence].cpu()
+        return [int(table[p // BLOCK_SIZE]) * BLOCK_SIZE + p % BLOCK_SIZE for p in positions]
+
+
+def batches(calls_per_batch: List[List[Call]], layer: int, kind: Dict[str, Any],
+            layout_kind: Dict[str, Any], cache: PagedCache, device) -> List[Batch]:
+    out = []
+    for calls in calls_per_batch:
+        rows, positions, slots, seq_lens, starts, expected = [], [], [], [], [0], []
+        for call in calls:
+            captured = call.layers.get(layer)
+            if captured is None:
+                raise AssertionError(f"layer {layer}: attnc has attention here, the Hugging "
+                                     "Face model does not run an attention module there")
+            heads = split_heads(captured, kind, len(call.positions))
+            rows.append(fused_rows(heads, layout_kind))
+            expected.append(heads.out)
+            positions += call.positions
+            slots += cache.slots(call.sequence, call.positions)
+            seq_lens.append(call.positions[-1] + 1)
+            starts.append(starts[-1] + len(call.positions))
+        out.append(Batch(
+            rows=torch.cat(rows).to(device),
+            positions=torch.tensor(positions, dtype=torch.int64, device=device),
+            slots=torch.tensor(slots, dtype=torch.int64, device=device),
+            seq_lens=torch.tensor(seq_lens, dtype=torch.int32, device=device),
+            query_start_loc=torch.tensor(starts, dtype=torch.int32, device=device),
+            expected=torch.cat(expected).to(device),
+            sequence_ids=[call.sequence for call in calls]))
+    return out
+
+
+# ---- the attnc side -----------------------------------------------------------------------
+
+#: Layer-kind keys of attnc's spec that the reference backend implements.
+#: A key it does not know (a feature added later) fails the case instead
+#: of being ignored.
+REFERENCE_KEYS = {"name", "layers", "num_q_heads", "num_kv_heads", "qk_head_dim",
+                  "v_head_dim", "gate", "qk_norm", "norm_eps", "norm_before_rope", "rope",
+                  "sliding_window", "sinks", "softmax_scale", "logit_softcap", "value_scale"}
+
+
+def _norm_weight(params: Dict[str, torch.Tensor], which: str, kind) -> torch.Tensor:
+    if "weight" not in params:
+        raise AssertionError(f"attnc reads a {kind['qk_norm']} {which} norm, the Hugging "
+                             "Face module has none")
+    return params["weight"]
+
+
+class ReferenceLayer:
+    """attnc's kernel contract in float32 over a paged float32 cache."""
+
+    def __init__(self, kind: Dict[str, Any], module, cache: PagedCache, device):
+        unknown = set(kind) - REFERENCE_KEYS
+        if unknown:
+            raise AssertionError(f"reference backend: attnc's spec has keys it does not "
+                                 f"implement: {sorted(unknown)}")
+        self.kind = kind
+        self.cache = cache
+        hkv, dqk, dv = kind["num_kv_heads"], kind["qk_head_dim"], kind["v_head_dim"]
+        self.k_cache = torch.full((cache.num_blocks, BLOCK_SIZE, hkv, dqk), float("nan"),
+                                  device=device)
+        self.v_cache = torch.full((cache.num_blocks, BLOCK_SIZE, hkv, dv), float("nan"),
+                                  device=device)
+        self.q_norm = self.k_norm = None
+        if kind["qk_norm"] != "none":
+            if kind["qk_norm"] not in ("rms", "gemma"):
+                raise AssertionError(f"reference backend: q/k norm {kind['qk_norm']!r}")
+            if not kind.get("norm_before_rope", True):
+                raise AssertionError("reference backend: norm after rope")
+            self.q_norm = _norm_weight(norm_parameters(module, "q"), "q", kind).to(device)
+            self.k_norm = _norm_weight(norm_parameters(module, "k"), "k", kind).to(device)
+        self.sinks = sinks_of(module).to(device) if kind.get("sinks") else None
+
+    def run(self, batch: Batch) -> torch.Tensor:
+        kind = self.kind
+        rope = kind["rope"]
+        style = rope["style"]
+        pre = ref.preprocess_reference(
+            batch.rows, hq=kind["num_q_heads"], hkv=kind["num_kv_heads"],
+            dqk=kind["qk_head_dim"], dv=kind["v_head_dim"], gate=kind["gate"],
+            norm=kind["qk_norm"], norm_eps=kind["norm_eps"],
+            q_norm_weight=self.q_norm, k_norm_weight=self.k_norm, rope=style,
+            rotary_dim=rope.get("rotary_dim", 0), rotary_offset=rope.get("rotary_offset", 0),
+            theta=rope.get("theta", 10000.0), scaling=rope.get("scaling"),
+            positions=batch.positions)
+        blocks, offsets = batch.slots // BLOCK_SIZE, batch.slots % BLOCK_SIZE
+        self.k_cache[blocks, offsets] = pre.k
+        self.v_cache[blocks, offsets] = pre.v
+        queries, keys, values = [], [], []
+        starts = batch.query_start_loc.tolist()
+        for s, seq_len in enumerate(batch.seq_lens.tolist()):
+            queries.append(pre.q[starts[s]:starts[s + 1]])
+            key_positions = torch.arange(seq_len, device=batch.rows.device)
+            table = self.cache.tables[batch.sequence_ids[s]]
+            b = table[key_positions // BLOCK_SIZE].long()
+            o = key_positions % BLOCK_SIZE
+            keys.append(self.k_cache[b, o])
+            values.append(self.v_cache[b, o])
+        return ref.attention_reference(
+            queries, keys, values, softmax_scale=kind["softmax_scale"],
+            sliding_window=kind.get("sliding_window", 0), sinks=self.sinks,
+            logit_softcap=kind.get("logit_softcap", 0.0),
+            value_scale=kind.get("value_scale", 1.0), gate=pre.gate)
+
+
+class KernelLayer:
+    """attnc's kernels: bf16 rows, bf16 paged cache poisoned with NaN."""
+
+    def __init__(self, model, kind: Dict[str, Any], module, cache: PagedCache, device):
+        self.model = model
+        self.name = kind["name"]
+        self.kind = kind
+        self.cache = cache
+        hkv, dqk, dv = kind["num_kv_heads"], kind["qk_head_dim"], kind["v_head_dim"]
+        self.k_cache = torch.full((cache.num_blocks, BLOCK_SIZE, hkv, dqk), float("nan"),
+                                  dtype=torch.bfloat16, device=device)
+        self.v_cache = torch.full((cache.num_blocks, BLOCK_SIZE, hkv, dv), float("nan"),
+                                  dtype=torch.bfloat16, device=device)
+        pre = model.kernel(self.name, "preprocess")
+        att = model.kernel(self.name, "attention")
+        self.pre_params = {p["name"]: p for p in pre.abi["params"]}
+        self.att_params = {p["name"]: p for p in att.abi["params"]}
+        self.extra_pre: Dict[str, torch.Tensor] = {}
+        for which in ("q", "k"):
+            params = norm_parameters(module, which)
+            for leaf in ("weight", "bias"):
+                name = f"{which}_norm_{leaf}"
+                if name in self.pre_params:
+                    if leaf not in params:
+                        raise AssertionError(f"attnc's preprocess takes {name}, the Hugging "
+                                             "Face module has no such parameter")
+                    self.extra_pre[name] = params[leaf].to(
+                        device=device, dtype=_dtype(self.pre_params[name]))
+        self.extra_att: Dict[str, torch.Tensor] = {}
+        if "sinks" in self.att_params:
+            sinks = sinks_of(module)
+            if sinks is None:
+                raise AssertionError("attnc's attention takes sinks, the module has none")
+            self.extra_att["sinks"] = sinks.to(device=device,
+                                               dtype=_dtype(self.att_params["sinks"]))
+
+    def run(self, batch: Batch) -> torch.Tensor:
+        kind = self.kind
+        rows = batch.rows.to(torch.bfloat16)
+        tokens = rows.shape[0]
+        q_out = torch.full((tokens, kind["num_q_heads"], kind["qk_head_dim"]), float("nan"),
+                           dtype=torch.bfloat16, device=rows.device)
+        args = dict(slot_mapping=batch.slots, k_cache=self.k_cache, v_cache=self.v_cache,
+                    q_out=q_out, **self.extra_pre)
+        if "positions" in self.pre_params:
+            args["positions"] = batch.positions
+        gate = None
+        if "gate_out" in self.pre_params:
+            gate = torch.full((tokens, kind["num_q_heads"], kind["v_head_dim"]), float("nan"),
+                              dtype=torch.bfloat16, device=rows.device)
+            args["gate_out"] = gate
+        self.model.preprocess(self.name, rows, **args)
+        out = torch.full((tokens, kind["num_q_heads"], kind["v_head_dim"]), float("nan"),
+                         dtype=torch.bfloat16, device=rows.device)
+        tables = self.cache.tables[batch.sequence_ids]
+        att = dict(k_cache=self.k_cache, v_cache=self.v_cache, block_tables=tables.contiguous(),
+                   seq_lens=batch.seq_lens, query_start_loc=batch.query_start_loc, out=out,
+                   **self.extra_att)
+        if gate is not None:
+            att["gate"] = gate
+        self.model.attention(self.name, q_out, **att)
+        return out.float()
+
+
+def _dtype(param: Dict[str, Any]):
+    return {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
+            "fp32": torch.float32, "fp16": torch.float16}[param["dtype"]]
+
+
+# ---- comparison ----------------------------------------------------------------------------
+
+def compare(name: str, actual: torch.Tensor, expected: torch.Tensor, backend: str) -> float:
+    """Fails on any NaN/Inf, on a relative L2 error over the bound, or an
+    element off by more than max_over_rms x rms(expected). Returns the
+    largest |error| / rms."""
+    bound = BOUNDS[backend]
+    assert actual.shape == expected.shape, (name, tuple(actual.shape), tuple(expected.shape))
+    ref.assert_finite(name, actual)
+    ref.assert_finite(f"{name} (Hugging Face)", expected)
+    a, e = actual.double(), expected.double()
+    rms = float(e.pow(2).mean().sqrt())
+    assert rms > 0, f"{name}: Hugging Face's output is all zeros"
+    diff = (a - e).abs()
+    rel = float(diff.norm() / e.norm())
+    worst = float(diff.max()) / rms
+    if rel >= bound["rel_l2"] or worst >= bound["max_over_rms"]:
+        index = tuple(int(i) for i in (diff == diff.max()).nonzero()[0])
+        raise AssertionError(
+            f"{name}: relative L2 error {rel:.2e} (bound {bound['rel_l2']:.0e}), "
+            f"max error {worst:.2e} x rms (bound {bound['max_over_rms']:.0e}); worst at "
+            f"[token, head, dim] {index}: attnc {float(a[index]):.5f}, Hugging Face "
+            f"{float(e[index]):.5f} (rms {rms:.4f})")
+    return worst

@@ -1,0 +1,388 @@
+"""Small Hugging Face configs, one per family, for test_hf_families.py.
+
+Each is derived from a real config.json of the family (named in its
+comment; the ten in ../shared/configs and examples/configs are copied
+there): head_dim and every attention feature (q/k norm, partial rotary,
+rope scaling, sliding window and which layers slide, sinks, soft-cap, gate,
+scale rules, layer types) are kept; head counts shrink to a few heads that
+keep the GQA shape; layers shrink to a few in which every layer kind
+appears; hidden size (where head_dim is explicit), MLP, experts and
+vocabulary shrink to what costs nothing. Where head_dim is not a key, it is
+hidden_size // num_attention_heads, so hidden_size is heads x head_dim.
+Sliding windows shrink to 16 so that the test's 41-token prompt crosses
+them.
+
+Only config.json keys are written (what an engine hands attnc); the config
+class adds its defaults on the Hugging Face side, and attnc must know them.
+"""
+
+from typing import Any, Dict
+
+#: Shrinks that do not change attention.
+_SMALL = dict(intermediate_size=128, vocab_size=64, tie_word_embeddings=False)
+#: MoE shrinks (each family's own key names are added per row).
+_SMALL_MOE = dict(_SMALL, moe_intermediate_size=64, num_experts_per_tok=2)
+
+WINDOW = 16
+
+
+def _alternate(n: int, every: int, full_last=True):
+    """layer_types where every `every`-th layer (1-based) is full."""
+    return ["full_attention" if (i + 1) % every == 0 else "sliding_attention"
+            for i in range(n)]
+
+
+FAMILIES: Dict[str, Dict[str, Any]] = {
+    # Llama-3.1-8B-Instruct: 32/8 heads -> 8/2, head_dim 128 (= 4096 / 32),
+    # llama3 rope scaling.
+    "llama": dict(_SMALL, model_type="llama", hidden_size=1024, num_attention_heads=8,
+                  num_key_value_heads=2, num_hidden_layers=2, rms_norm_eps=1e-5,
+                  rope_theta=500000.0, max_position_embeddings=131072,
+                  rope_scaling={"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                "original_max_position_embeddings": 8192,
+                                "rope_type": "llama3"}),
+    # Mistral-7B-v0.1: 32/8 -> 8/2, head_dim 128, sliding_window 4096 -> 16
+    # on every layer.
+    "mistral": dict(_SMALL, model_type="mistral", hidden_size=1024, num_attention_heads=8,
+                    num_key_value_heads=2, num_hidden_layers=2, rms_norm_eps=1e-5,
+                    rope_theta=10000.0, sliding_window=WINDOW, max_position_embeddings=32768),
+    # Ministral-8B-Instruct-2410: head_dim 128, 32/8 -> 8/2, theta 1e8,
+    # sliding window (every layer by the class's default layer_types).
+    "ministral": dict(_SMALL, model_type="ministral", hidden_size=512, head_dim=128,
+                      num_attention_heads=8, num_key_value_heads=2, num_hidden_layers=2,
+                      rope_theta=100000000.0, sliding_window=WINDOW, rms_norm_eps=1e-5),
+    # Ministral-3-8B (text): head_dim 128, 32/8 -> 8/2, yarn factor 16.
+    "ministral3": dict(_SMALL, model_type="ministral3", hidden_size=512, head_dim=128,
+                       num_attention_heads=8, num_key_value_heads=2, num_hidden_layers=2,
+                       rms_norm_eps=1e-5, max_position_embeddings=262144,
+                       rope_parameters={"rope_type": "yarn", "rope_theta": 1000000.0,
+                                        "factor": 16.0,
+                                        "original_max_position_embeddings": 16384,
+                                        "beta_fast": 32.0, "beta_slow": 1.0,
+                                        "mscale": 1.0, "mscale_all_dim": 1.0,
+                                        "llama_4_scaling_beta": 0.1}),
+    # Mixtral-8x7B: 32/8 -> 8/2, head_dim 128, theta 1e6, 8 experts -> 4.
+    "mixtral": dict(_SMALL, model_type="mixtral", hidden_size=1024, num_attention_heads=8,
+                    num_key_value_heads=2, num_hidden_layers=2, rope_theta=1000000.0,
+                    num_local_experts=4, num_experts_per_tok=2, rms_norm_eps=1e-5,
+                    sliding_window=None),
+    # Qwen2.5-7B-Instruct: 28/4 -> 7/1, head_dim 128, q/k/v bias,
+    # use_sliding_window false.
+    "qwen2": dict(_SMALL, model_type="qwen2", hidden_size=896, num_attention_heads=7,
+                  num_key_value_heads=1, num_hidden_layers=2, rope_theta=1000000.0,
+                  rms_norm_eps=1e-6, sliding_window=131072, use_sliding_window=False,
+                  max_window_layers=28, max_position_embeddings=32768),
+    # Qwen1.5-MoE-A2.7B: 16/16 -> 4/4 (MHA), head_dim 128, 60 experts -> 4,
+    # shared expert.
+    "qwen2_moe": dict(_SMALL_MOE, model_type="qwen2_moe", hidden_size=512,
+                      num_attention_heads=4, num_key_value_heads=4, num_hidden_layers=2,
+                      num_experts=4, shared_expert_intermediate_size=64,
+                      rope_theta=1000000.0, use_sliding_window=False, sliding_window=32768,
+                      max_window_layers=21, rms_norm_eps=1e-6),
+    # Qwen3-8B: 32/8 -> 8/2, head_dim 128, per-head RMSNorm on q and k.
+    "qwen3": dict(_SMALL, model_type="qwen3", hidden_size=512, head_dim=128,
+                  num_attention_heads=8, num_key_value_heads=2, num_hidden_layers=2,
+                  rope_theta=1000000, rms_norm_eps=1e-6, use_sliding_window=False,
+                  sliding_window=None, max_window_layers=36, max_position_embeddings=40960),
+    # Qwen3-30B-A3B: 32/4 -> 8/1, head_dim 128, q/k RMSNorm, 128 experts -> 4.
+    "qwen3_moe": dict(_SMALL_MOE, model_type="qwen3_moe", hidden_size=512, head_dim=128,
+                      num_attention_heads=8, num_key_value_heads=1, num_hidden_layers=2,
+                      num_experts=4, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                      use_sliding_window=False, sliding_window=None, max_window_layers=48,
+                      decoder_sparse_step=1, norm_topk_prob=True),
+    # Qwen3-Next-80B-A3B: 16/2 -> 4/1 heads of 256, gemma-style q/k norm,
+    # partial rotary 0.25, per-head interleaved output gate, every 4th layer
+    # full attention (the rest Gated DeltaNet).
+    "qwen3_next": dict(_SMALL_MOE, model_type="qwen3_next", hidden_size=256, head_dim=256,
+                       num_attention_heads=4, num_key_value_heads=1, num_hidden_layers=4,
+                       rope_theta=10000000, partial_rotary_factor=0.25,
+                       full_attention_interval=4, num_experts=4,
+                       shared_expert_intermediate_size=64, linear_num_key_heads=2,
+                       linear_num_value_heads=4, linear_key_head_dim=32,
+                       linear_value_head_dim=32, rms_norm_eps=1e-6,
+                       max_position_embeddings=262144),
+    # Qwen3.5-27B (its text_config): 24/4 -> 6/1 heads of 256, gate,
+    # rope_parameters with partial rotary 0.25 and mrope sections.
+    "qwen3_5_text": dict(_SMALL, model_type="qwen3_5_text", hidden_size=256, head_dim=256,
+                         num_attention_heads=6, num_key_value_heads=1, num_hidden_layers=4,
+                         attn_output_gate=True, full_attention_interval=4,
+                         layer_types=["linear_attention"] * 3 + ["full_attention"],
+                         rope_parameters={"mrope_interleaved": True,
+                                          "mrope_section": [11, 11, 10],
+                                          "rope_type": "default", "rope_theta": 10000000,
+                                          "partial_rotary_factor": 0.25},
+                         linear_num_key_heads=2, linear_num_value_heads=4,
+                         linear_key_head_dim=32, linear_value_head_dim=32,
+                         rms_norm_eps=1e-6, max_position_embeddings=262144),
+    # Gemma-7B: 16/16 -> 4/4 heads of 256, plain GQA-free attention.
+    "gemma": dict(_SMALL, model_type="gemma", hidden_size=256, head_dim=256,
+                  num_attention_heads=4, num_key_value_heads=4, num_hidden_layers=2,
+                  rope_theta=10000.0, rms_norm_eps=1e-6),
+    # Gemma-2-9B: 16/8 -> 4/2 heads of 256, scale query_pre_attn_scalar^-0.5
+    # (256), soft-cap 50, even layers sliding (4096 -> 16).
+    "gemma2": dict(_SMALL, model_type="gemma2", hidden_size=256, head_dim=256,
+                   num_attention_heads=4, num_key_value_heads=2, num_hidden_layers=2,
+                   query_pre_attn_scalar=256, attn_logit_softcapping=50.0,
+                   final_logit_softcapping=30.0, sliding_window=WINDOW, rope_theta=10000.0,
+                   rms_norm_eps=1e-6),
+    # Gemma-3-27B (text_config): 32/16 -> 4/2 heads of 128, (1 + w) q/k norm,
+    # query_pre_attn_scalar 168, linear scaling 8 on full layers, local base
+    # 1e4 and window 1024 -> 16 on sliding layers, every 6th layer full.
+    "gemma3_text": dict(_SMALL, model_type="gemma3_text", hidden_size=256, head_dim=128,
+                        num_attention_heads=4, num_key_value_heads=2, num_hidden_layers=6,
+                        query_pre_attn_scalar=168, sliding_window=WINDOW,
+                        rope_scaling={"factor": 8.0, "rope_type": "linear"},
+                        rope_theta=1000000.0, rope_local_base_freq=10000.0,
+                        sliding_window_pattern=6, rms_norm_eps=1e-6),
+    # VaultGemma-1B: 4/4 heads of 256, gemma2's rules (soft-cap, sliding
+    # even layers).
+    "vaultgemma": dict(_SMALL, model_type="vaultgemma", hidden_size=256, head_dim=256,
+                       num_attention_heads=4, num_key_value_heads=4, num_hidden_layers=2,
+                       query_pre_attn_scalar=256, attn_logit_softcapping=50.0,
+                       sliding_window=WINDOW, rms_norm_eps=1e-6),
+    # GLM-4-9B-0414 (glm4): 32/2 -> 8/1 heads of 128, partial rotary 0.5,
+    # interleaved (gptj) rope, q/k/v bias.
+    "glm4": dict(_SMALL, model_type="glm4", hidden_size=512, head_dim=128,
+                 num_attention_heads=8, num_key_value_heads=1, num_hidden_layers=2,
+                 partial_rotary_factor=0.5, rope_theta=10000.0, attention_bias=True,
+                 rms_norm_eps=1e-5),
+    # glm-4-9b-chat-hf (glm): 32/2 -> 8/1 heads of 128, partial rotary 0.5,
+    # gptj pairs.
+    "glm": dict(_SMALL, model_type="glm", hidden_size=512, head_dim=128,
+                num_attention_heads=8, num_key_value_heads=1, num_hidden_layers=2,
+                partial_rotary_factor=0.5, rope_theta=10000.0, attention_bias=True,
+                rms_norm_eps=1.5625e-07),
+    # GLM-4.5-Air: 96/8 -> 12/1 heads of 128, partial rotary 0.5 (neox),
+    # use_qk_norm false, 128 experts -> 4.
+    "glm4_moe": dict(_SMALL_MOE, model_type="glm4_moe", hidden_size=512, head_dim=128,
+                     num_attention_heads=12, num_key_value_heads=1, num_hidden_layers=2,
+                     partial_rotary_factor=0.5, rope_theta=1000000, attention_bias=True,
+                     use_qk_norm=False, n_routed_experts=4, n_shared_experts=1,
+                     first_k_dense_replace=1, n_group=1, topk_group=1, rms_norm_eps=1e-5),
+    # Phi-4-mini-instruct: 24/8 -> 6/2 heads of 128 (3072 / 24), partial
+    # rotary 0.75, fused qkv_proj. (Its longrope scaling is a separate case
+    # once attnc reads longrope.)
+    "phi3": dict(_SMALL, model_type="phi3", hidden_size=768, num_attention_heads=6,
+                 num_key_value_heads=2, num_hidden_layers=2, partial_rotary_factor=0.75,
+                 rope_theta=10000.0, rms_norm_eps=1e-5, sliding_window=262144,
+                 max_position_embeddings=131072, original_max_position_embeddings=4096),
+    # Phi-3.5-MoE: 32/8 -> 8/2 heads of 128, 16 experts -> 4.
+    "phimoe": dict(_SMALL, model_type="phimoe", hidden_size=1024, num_attention_heads=8,
+                   num_key_value_heads=2, num_hidden_layers=2, num_local_experts=4,
+                   num_experts_per_tok=2, rope_theta=10000.0, sliding_window=None,
+                   rms_norm_eps=1e-5, attention_bias=True),
+    # phi-2: 32/32 -> 4/4 heads of 80 (2560 / 32), partial rotary 0.4,
+    # q/k/v/dense bias, LayerNorm-free attention (qk_layernorm false).
+    "phi": dict(_SMALL, model_type="phi", hidden_size=320, num_attention_heads=4,
+                num_key_value_heads=4, num_hidden_layers=2, partial_rotary_factor=0.4,
+                rope_theta=10000.0, qk_layernorm=False, layer_norm_eps=1e-5),
+    # DeepSeek-V3: MLA 128 heads -> 4, q_lora 1536 -> 64, kv_lora 512 -> 64,
+    # nope 128 / rope 64 / v 128, yarn factor 40 with mscale_all_dim 1.
+    "deepseek_v3": dict(_SMALL_MOE, model_type="deepseek_v3", hidden_size=256,
+                        num_attention_heads=4, num_key_value_heads=4, num_hidden_layers=2,
+                        q_lora_rank=64, kv_lora_rank=64, qk_nope_head_dim=128,
+                        qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=4,
+                        n_shared_experts=1, first_k_dense_replace=1, n_group=1, topk_group=1,
+                        rope_theta=10000, max_position_embeddings=163840, rms_norm_eps=1e-6,
+                        rope_scaling={"beta_fast": 32, "beta_slow": 1, "factor": 40,
+                                      "mscale": 1.0, "mscale_all_dim": 1.0,
+                                      "original_max_position_embeddings": 4096,
+                                      "type": "yarn"}),
+    # DeepSeek-V2-Lite: MLA without q_lora (q_proj), 16 heads -> 4,
+    # kv_lora 512 -> 64, yarn factor 40 with mscale 0.707.
+    "deepseek_v2": dict(_SMALL_MOE, model_type="deepseek_v2", hidden_size=256,
+                        num_attention_heads=4, num_key_value_heads=4, num_hidden_layers=2,
+                        q_lora_rank=None, kv_lora_rank=64, qk_nope_head_dim=128,
+                        qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=4,
+                        n_shared_experts=1, first_k_dense_replace=1, rope_theta=10000,
+                        max_position_embeddings=163840, rms_norm_eps=1e-6,
+                        rope_scaling={"beta_fast": 32, "beta_slow": 1, "factor": 40,
+                                      "mscale": 0.707, "mscale_all_dim": 0.707,
+                                      "original_max_position_embeddings": 4096,
+                                      "type": "yarn"}),
+    # GLM-4.7-Flash (glm4_moe_lite): MLA 20 heads -> 4, q_lora 768 -> 64,
+    # kv_lora 512 -> 64, nope 192 / rope 64 / v 256.
+    "glm4_moe_lite": dict(_SMALL_MOE, model_type="glm4_moe_lite", hidden_size=256,
+                          num_attention_heads=4, num_key_value_heads=4, num_hidden_layers=2,
+                          q_lora_rank=64, kv_lora_rank=64, qk_nope_head_dim=192,
+                          qk_rope_head_dim=64, v_head_dim=256, n_routed_experts=4,
+                          n_shared_experts=1, first_k_dense_replace=1, rope_theta=1000000,
+                          rms_norm_eps=1e-5),
+    # ERNIE-4.5-0.3B: 16/2 -> 8/1 heads of 128 (1024 / 16 = 64 there; kept
+    # 128 via head_dim), gptj rope, theta 500000.
+    "ernie4_5": dict(_SMALL, model_type="ernie4_5", hidden_size=512, head_dim=128,
+                     num_attention_heads=8, num_key_value_heads=1, num_hidden_layers=2,
+                     rope_theta=500000, use_bias=False, rms_norm_eps=1e-5),
+    # ERNIE-4.5-21B-A3B: 20/4 -> 5/1 heads of 128, gptj rope, 64 experts -> 4.
+    "ernie4_5_moe": dict(_SMALL_MOE, model_type="ernie4_5_moe", hidden_size=640,
+                         num_attention_heads=5, num_key_value_heads=1, num_hidden_layers=2,
+                         rope_theta=500000, moe_num_experts=4, moe_k=2,
+                         moe_layer_start_index=1, moe_num_shared_experts=0,
+                         use_bias=False, rms_norm_eps=1e-5),
+    # gpt-oss-20b: 64/8 -> 8/1 heads of 64, sinks, even layers sliding
+    # (128 -> 16), yarn factor 32 (truncate false), attention bias.
+    "gpt_oss": dict(_SMALL, model_type="gpt_oss", hidden_size=256, head_dim=64,
+                    num_attention_heads=8, num_key_value_heads=1, num_hidden_layers=2,
+                    num_local_experts=4, num_experts_per_tok=2, sliding_window=WINDOW,
+                    layer_types=["sliding_attention", "full_attention"], rope_theta=150000,
+                    rope_scaling={"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+                                  "original_max_position_embeddings": 4096,
+                                  "rope_type": "yarn", "truncate": False},
+                    attention_bias=True, rms_norm_eps=1e-5, max_position_embeddings=131072),
+    # OLMo-2-1124-7B: 32/32 -> 4/4 heads of 128, RMSNorm over the whole q
+    # (k) projection.
+    "olmo2": dict(_SMALL, model_type="olmo2", hidden_size=512, num_attention_heads=4,
+                  num_key_value_heads=4, num_hidden_layers=2, rope_theta=500000,
+                  rms_norm_eps=1e-6, attention_bias=False),
+    # Olmo-3-7B: 32/32 -> 4/4 heads of 128, whole-projection q/k norm,
+    # sliding window 4096 -> 16 on 3 of every 4 layers.
+    "olmo3": dict(_SMALL, model_type="olmo3", hidden_size=512, num_attention_heads=4,
+                  num_key_value_heads=4, num_hidden_layers=4, rope_theta=500000,
+                  sliding_window=WINDOW, layer_types=_alternate(4, 4), rms_norm_eps=1e-6),
+    # OLMoE-1B-7B: 16/16 -> 4/4 heads of 128, whole-projection q/k norm,
+    # 64 experts -> 4.
+    "olmoe": dict(_SMALL, model_type="olmoe", hidden_size=512, num_attention_heads=4,
+                  num_key_value_heads=4, num_hidden_layers=2, num_experts=4,
+                  num_experts_per_tok=2, rope_theta=10000.0, rms_norm_eps=1e-5,
+                  clip_qkv=None),
+    # c4ai-command-r-v01 (cohere): 64/64 -> 4/4 heads of 128, gptj rope,
+    # use_qk_norm (per-head LayerNorm weights) as Command R+ has it.
+    "cohere": dict(_SMALL, model_type="cohere", hidden_size=512, num_attention_heads=4,
+                   num_key_value_heads=4, num_hidden_layers=2, rope_theta=8000000.0,
+                   use_qk_norm=True, layer_norm_eps=1e-5, logit_scale=0.0625),
+    # c4ai-command-r7b (cohere2): 32/8 -> 4/1 heads of 128, gptj rope on
+    # sliding layers only (window 4096 -> 16), every 4th layer full NoPE.
+    "cohere2": dict(_SMALL, model_type="cohere2", hidden_size=512, num_attention_heads=4,
+                    num_key_value_heads=1, num_hidden_layers=4, rope_theta=50000,
+                    sliding_window=WINDOW, sliding_window_pattern=4,
+                    layer_types=_alternate(4, 4), layer_norm_eps=1e-5, logit_scale=0.25),
+    # granite-3.3-8b-instruct: 32/8 -> 8/2 heads of 128, softmax scale
+    # attention_multiplier 0.0078125.
+    "granite": dict(_SMALL, model_type="granite", hidden_size=1024, num_attention_heads=8,
+                    num_key_value_heads=2, num_hidden_layers=2, rope_theta=10000000.0,
+                    attention_multiplier=0.0078125, embedding_multiplier=12.0,
+                    residual_multiplier=0.22, logits_scaling=16.0, rms_norm_eps=1e-5),
+    # granite-3.1-3b-a800m (granitemoe): 24/8 -> 6/2 heads of 64,
+    # attention_multiplier 0.015625, 40 experts -> 4.
+    "granitemoe": dict(_SMALL, model_type="granitemoe", hidden_size=384,
+                       num_attention_heads=6, num_key_value_heads=2, num_hidden_layers=2,
+                       num_local_experts=4, num_experts_per_tok=2,
+                       attention_multiplier=0.015625, rope_theta=10000000.0,
+                       rms_norm_eps=1e-6),
+    # starcoder2-7b: 36/4 -> 9/1 heads of 128, bias, sliding window 4096 -> 16
+    # on every layer.
+    "starcoder2": dict(_SMALL, model_type="starcoder2", hidden_size=1152,
+                       num_attention_heads=9, num_key_value_heads=1, num_hidden_layers=2,
+                       rope_theta=1000000, sliding_window=WINDOW, use_bias=True,
+                       norm_epsilon=1e-5),
+    # MiniMax-M2: 48/8 -> 8/1 heads of 128, whole-projection q/k RMSNorm,
+    # partial rotary 64 of 128 (rotary_dim), 256 experts -> 4.
+    "minimax_m2": dict(_SMALL, model_type="minimax_m2", hidden_size=256, head_dim=128,
+                       num_attention_heads=8, num_key_value_heads=1, num_hidden_layers=2,
+                       rotary_dim=64, partial_rotary_factor=0.5, rope_theta=5000000,
+                       use_qk_norm=True, qk_norm_type="per_layer", num_local_experts=4,
+                       num_experts_per_tok=2, rms_norm_eps=1e-6),
+    # Hunyuan-7B (dense): 32/8 -> 8/2 heads of 128, q/k RMSNorm after rope.
+    "hunyuan_v1_dense": dict(_SMALL, model_type="hunyuan_v1_dense", hidden_size=1024,
+                             head_dim=128, num_attention_heads=8, num_key_value_heads=2,
+                             num_hidden_layers=2, rope_theta=10000.0, use_qk_norm=True,
+                             rms_norm_eps=1e-5),
+    # Seed-OSS-36B: 80/8 -> 10/1 heads of 128, q/k/v bias, theta 1e7.
+    "seed_oss": dict(_SMALL, model_type="seed_oss", hidden_size=512, head_dim=128,
+                     num_attention_heads=10, num_key_value_heads=1, num_hidden_layers=2,
+                     rope_theta=10000000.0, attention_bias=True, attention_out_bias=False,
+                     rms_norm_eps=1e-6),
+    # EXAONE-4.0-32B: 40/8 -> 5/1 heads of 128, q/k RMSNorm, 3 of 4 layers
+    # sliding (4096 -> 16) with rope, the full ones NoPE... as layer_types.
+    "exaone4": dict(_SMALL, model_type="exaone4", hidden_size=640, head_dim=128,
+                    num_attention_heads=5, num_key_value_heads=1, num_hidden_layers=4,
+                    sliding_window=WINDOW, sliding_window_pattern=4,
+                    layer_types=_alternate(4, 4), rope_theta=1000000, rms_norm_eps=1e-5),
+    # SmolLM3-3B: 16/4 -> 4/1 heads of 128, every 4th layer NoPE
+    # (no_rope_layers: 1 = rope).
+    "smollm3": dict(_SMALL, model_type="smollm3", hidden_size=512, num_attention_heads=4,
+                    num_key_value_heads=1, num_hidden_layers=4, rope_theta=5000000.0,
+                    no_rope_layers=[1, 1, 1, 0], use_sliding_window=False,
+                    sliding_window=None, rms_norm_eps=1e-6),
+    # Llama-4-Scout (text): 40/8 -> 5/1 heads of 128, every 4th layer NoPE,
+    # L2 q/k norm on rope layers, attention temperature on NoPE layers,
+    # chunked attention (8192 -> 16 local windows) on rope layers.
+    "llama4_text": dict(_SMALL, model_type="llama4_text", hidden_size=640, head_dim=128,
+                        num_attention_heads=5, num_key_value_heads=1, num_hidden_layers=4,
+                        no_rope_layers=[1, 1, 1, 0], use_qk_norm=True,
+                        attn_temperature_tuning=True, floor_scale=8192, attn_scale=0.1,
+                        rope_theta=500000.0, num_local_experts=4, num_experts_per_tok=1,
+                        intermediate_size_mlp=128, interleave_moe_layer_step=1,
+                        attention_chunk_size=8192,
+                        rope_scaling={"factor": 16.0, "high_freq_factor": 1.0,
+                                      "low_freq_factor": 1.0,
+                                      "original_max_position_embeddings": 8192,
+                                      "rope_type": "llama3"}, rms_norm_eps=1e-5),
+    # MiMo-V2-Flash: 192/128 head dims, partial rotary 0.334, full layers
+    # 64/4 -> 8/1, sliding layers 64/8 -> 8/2 with sinks and window
+    # 128 -> 16, value scale 0.707, per-kind rope bases.
+    "mimo_v2_flash": dict(_SMALL_MOE, model_type="mimo_v2_flash", hidden_size=256,
+                          head_dim=192, v_head_dim=128, num_attention_heads=8,
+                          num_key_value_heads=1, swa_num_attention_heads=8,
+                          swa_num_key_value_heads=2, swa_head_dim=192, swa_v_head_dim=128,
+                          num_hidden_layers=2, hybrid_layer_pattern=[0, 1],
+                          layer_types=["full_attention", "sliding_attention"],
+                          mlp_layer_types=["dense", "dense"], n_routed_experts=4,
+                          sliding_window=WINDOW, sliding_window_size=WINDOW,
+                          partial_rotary_factor=0.334, rope_theta=5000000,
+                          swa_rope_theta=10000, attention_value_scale=0.707,
+                          add_full_attention_sink_bias=False, add_swa_attention_sink_bias=True,
+                          rms_norm_eps=1e-5, max_position_embeddings=262144),
+    # Apertus-8B: 32/8 -> 8/2 heads of 128, q/k RMSNorm, llama3 scaling.
+    "apertus": dict(_SMALL, model_type="apertus", hidden_size=1024, num_attention_heads=8,
+                    num_key_value_heads=2, num_hidden_layers=2, rope_theta=12000000,
+                    qk_norm=True, rms_norm_eps=1e-5,
+                    rope_scaling={"factor": 8.0, "high_freq_factor": 4.0,
+                                  "low_freq_factor": 1.0,
+                                  "original_max_position_embeddings": 8192,
+                                  "rope_type": "llama3"}),
+    # AFM-4.5B (arcee): 20/4 -> 5/1 heads of 128, yarn factor 20.
+    "arcee": dict(_SMALL, model_type="arcee", hidden_size=640, num_attention_heads=5,
+                  num_key_value_heads=1, num_hidden_layers=2, rope_theta=10000.0,
+                  rope_scaling={"beta_fast": 32.0, "beta_slow": 1.0, "factor": 20.0,
+                                "mscale": 1.0, "mscale_all_dim": 0.0,
+                                "original_max_position_embeddings": 4096,
+                                "rope_type": "yarn"}, rms_norm_eps=1e-5),
+    # dots.llm1: 32/32 -> 4/4 heads of 128, q/k RMSNorm, 128 experts -> 4.
+    "dots1": dict(_SMALL_MOE, model_type="dots1", hidden_size=512, head_dim=128,
+                  num_attention_heads=4, num_key_value_heads=4, num_hidden_layers=2,
+                  n_routed_experts=4, n_shared_experts=1, first_k_dense_replace=1,
+                  rope_theta=10000000, rms_norm_eps=1e-5),
+    # AFMoE (Trinity): 32/4 -> 8/1 heads of 128, q/k RMSNorm, sigmoid output
+    # gate (gate_proj, [q|k|v|g]), 3 of 4 layers sliding with rope, the full
+    # ones NoPE.
+    "afmoe": dict(_SMALL_MOE, model_type="afmoe", hidden_size=512, head_dim=128,
+                  num_attention_heads=8, num_key_value_heads=1, num_hidden_layers=4,
+                  num_experts=4, num_shared_experts=1, num_dense_layers=1,
+                  sliding_window=WINDOW, global_attn_every_n_layers=4,
+                  layer_types=_alternate(4, 4), rope_theta=10000, rms_norm_eps=1e-5),
+    # StableLM-2-1.6B: 32/32 -> 4/4 heads of 64, partial rotary 0.25, q/k/v
+    # bias; per-head LayerNorm q/k norm as stablelm-2-12b has it.
+    "stablelm": dict(_SMALL, model_type="stablelm", hidden_size=256, num_attention_heads=4,
+                     num_key_value_heads=4, num_hidden_layers=2, partial_rotary_factor=0.25,
+                     rope_theta=10000, use_qkv_bias=True, qk_layernorm=True,
+                     layer_norm_eps=1e-5),
+    # pythia / gpt-neox-20b: 64 heads of 96 -> 4 heads of 96, rotary_pct
+    # 0.25, fused per-head [q k v].
+    "gpt_neox": dict(_SMALL, model_type="gpt_neox", hidden_size=384, num_attention_heads=4,
+                     num_hidden_layers=2, rotary_pct=0.25, rotary_emb_base=10000,
+                     use_parallel_residual=True, layer_norm_eps=1e-5),
+    # Nemotron-4-Minitron-8B: 48/8 -> 6/1 heads of 128, partial rotary 0.5.
+    "nemotron": dict(_SMALL, model_type="nemotron", hidden_size=768, head_dim=128,
+                     num_attention_heads=6, num_key_value_heads=1, num_hidden_layers=2,
+                     partial_rotary_factor=0.5, rope_theta=10000, norm_eps=1e-5),
+    # helium-1-2b: 16/8 -> 4/2 heads of 128, theta 100000.
+    "helium": dict(_SMALL, model_type="helium", hidden_size=512, head_dim=128,
+                   num_attention_heads=4, num_key_value_heads=2, num_hidden_layers=2,
+                   rope_theta=100000.0, rms_norm_eps=1e-8),
+    # SmolLM2 / persimmon-8b: 64 heads of 64 -> 4, partial rotary 0.5,
+    # LayerNorm q/k norm (qk_layernorm true), fused per-head [q k v].
+    "persimmon": dict(_SMALL, model_type="persimmon", hidden_size=256, num_attention_heads=4,
+                      num_hidden_layers=2, partial_rotary_factor=0.5, rope_theta=25000.0,
+                      qk_layernorm=True, layer_norm_eps=1e-5),
+}

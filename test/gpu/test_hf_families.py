@@ -1,0 +1,101 @@
+"""Hugging Face's own attention modules against attnc, one case per family
+(issue 18). See hf_family_check.py for the method and hf_family_configs.py
+for the configs.
+
+On a GPU the attnc kernels run (bf16); with ATTNC_HF_CHECK_BACKEND=reference
+the kernel contract's float32 reference runs in their place, on the CPU
+(conftest lets these cases run without a GPU then). A family that
+transformers lacks is skipped ("transformers X has no <model_type>"); one
+that attnc refuses is skipped with attnc's message, which must name a field
+and a rule ("field: rule") and must not be the unknown-model-type refusal.
+"""
+
+import importlib
+import re
+import zlib
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hf_family_configs import FAMILIES  # noqa: E402
+
+pytestmark = pytest.mark.hf_reference_on_cpu
+
+
+def _transformers_or_skip(model_type: str):
+    try:
+        transformers = importlib.import_module("transformers")
+    except ImportError:
+        pytest.skip("skipped: transformers is not installed")
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+    if model_type not in CONFIG_MAPPING_NAMES:
+        pytest.skip(f"skipped: transformers {transformers.__version__} has no {model_type}")
+    return transformers
+
+
+#: A refusal names what it refuses: "field: rule".
+_NAMED_REFUSAL = re.compile(r"^[A-Za-z_][\w.\[\]]*: \S")
+
+
+def _compile_or_skip(config, backend, context):
+    import attnc
+    options = dict(dtype="bf16", kv_dtype="bf16", block_size=16)
+    try:
+        if context is not None:
+            return attnc.compile(config, context=context, **options)
+        return attnc.compile(config, **options)
+    except attnc.ConfigError as error:
+        message = str(getattr(error, "message", "") or error).strip()
+        assert "unknown model type" not in message, (
+            f"attnc does not know this family: {message}")
+        assert _NAMED_REFUSAL.match(message), (
+            f"attnc's refusal does not name a field and rule: {message!r}")
+        pytest.skip(f"skipped: attnc refuses: {message}")
+
+
+@pytest.fixture(scope="module")
+def hf_context(tmp_path_factory):
+    import os
+    import attnc
+    cache_dir = os.environ.get("ATTNC_CACHE_DIR") or str(tmp_path_factory.mktemp("attnc-cache"))
+    return attnc.Context(cache_dir=cache_dir)
+
+
+@pytest.mark.parametrize("model_type", sorted(FAMILIES))
+def test_hf_family(model_type, hf_context):
+    import hf_family_check as check
+    config = FAMILIES[model_type]
+    _transformers_or_skip(config["model_type"])
+    backend = check.backend_name()
+    device = "cuda" if backend == "kernels" else "cpu"
+    model = _compile_or_skip(config, backend, hf_context)
+    spec = model.config
+    layout = check.layout_of(config)
+    seed = zlib.crc32(model_type.encode())
+
+    hf_model = check.build_hf_model(config, seed, device)
+    hf_layers = sorted(check.attention_modules(hf_model))
+    attnc_layers = sorted(layer for kind in spec["layer_kinds"] for layer in kind["layers"])
+    assert attnc_layers == hf_layers, (
+        f"layers with attention: attnc {attnc_layers}, Hugging Face {hf_layers}")
+    modules = check.attention_modules(hf_model)
+    prefill, decode = check.run_hf(hf_model, hf_model.config.hidden_size, seed, device)
+
+    totals = [length + check.DECODE_STEPS for length in check.PROMPT_LENGTHS]
+    generator = torch.Generator().manual_seed(seed + 3)
+    checked = []
+    for kind in spec["layer_kinds"]:
+        for layer in kind["layers"]:
+            cache = check.PagedCache(totals, generator, device)
+            if backend == "kernels":
+                runner = check.KernelLayer(model, kind, modules[layer], cache, device)
+            else:
+                runner = check.ReferenceLayer(kind, modules[layer], cache, device)
+            batches = check.batches([prefill] + decode, layer, kind, layout[kind["name"]],
+                                    cache, device)
+            for step, batch in enumerate(batches):
+                what = "prefill" if step == 0 else f"decode step {step}"
+                name = f"{model_type} layer {layer} ({kind['name']}), {what}"
+                checked.append(check.compare(name, runner.run(batch), batch.expected, backend))
+    assert checked, "no attention layer was compared"
