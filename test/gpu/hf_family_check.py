@@ -298,7 +298,13 @@ def norm_parameters(module, which: str) -> Dict[str, torch.Tensor]:
         if norm is None:
             continue
         found = {}
+        per_head = getattr(norm, "norms", None)   # StableLM: one LayerNorm per head
         for leaf in ("weight", "bias"):
+            if per_head is not None:
+                values = [getattr(n, leaf, None) for n in per_head]
+                if all(isinstance(v, torch.Tensor) for v in values):
+                    found[leaf] = torch.stack([v.detach().float() for v in values])
+                continue
             value = getattr(norm, leaf, None)
             if isinstance(value, torch.Tensor):
                 found[leaf] = value.detach().float()
@@ -426,72 +432,161 @@ def batches(calls_per_batch: List[List[Call]], layer: int, kind: Dict[str, Any],
 #: A key it does not know (a feature added later) fails the case instead
 #: of being ignored.
 REFERENCE_KEYS = {"name", "layers", "num_q_heads", "num_kv_heads", "qk_head_dim",
-                  "v_head_dim", "gate", "qk_norm", "norm_eps", "norm_before_rope", "rope",
-                  "sliding_window", "sinks", "softmax_scale", "logit_softcap", "value_scale"}
+                  "v_head_dim", "gate", "qk_norm", "qk_norm_scope", "qk_norm_bias",
+                  "norm_eps", "norm_before_rope", "rope", "sliding_window", "sinks",
+                  "softmax_scale", "logit_softcap", "value_scale", "query_temperature"}
+SCALING_KINDS = {"none", "linear", "llama3", "yarn", "longrope"}
 
 
-def _norm_weight(params: Dict[str, torch.Tensor], which: str, kind) -> torch.Tensor:
-    if "weight" not in params:
-        raise AssertionError(f"attnc reads a {kind['qk_norm']} {which} norm, the Hugging "
-                             "Face module has none")
-    return params["weight"]
+def qk_norm(x, kind: Dict[str, Any], params: Dict[str, torch.Tensor]):
+    """The q/k norm of the spec on x [T, H, D] (float32): style rms, gemma
+    (1 + w), unweighted, layernorm (+ bias); over each head, or over the
+    whole projection (scope "projection"); the weight [D], [H, D] (scope
+    "head_weights") or [H * D]."""
+    style, scope = kind["qk_norm"], kind.get("qk_norm_scope", "head")
+    eps = kind["norm_eps"]
+    tokens, heads, dim = x.shape
+    y = x.reshape(tokens, heads * dim) if scope == "projection" else x
+    if style == "layernorm":
+        centred = y - y.mean(-1, keepdim=True)
+        y = centred * torch.rsqrt(centred.pow(2).mean(-1, keepdim=True) + eps)
+    elif style in ("rms", "gemma", "unweighted"):
+        y = y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + eps)
+    else:
+        raise AssertionError(f"reference backend: q/k norm {style!r}")
+    y = y.reshape(tokens, heads, dim)
+    if style != "unweighted":
+        w = params.get("weight")
+        if w is None:
+            raise AssertionError(f"attnc reads a {style} q/k norm with a weight, the "
+                                 "Hugging Face module has none")
+        w = w.reshape(-1, dim) if w.numel() != dim else w
+        y = y * ((1.0 + w) if style == "gemma" else w)
+        if kind.get("qk_norm_bias"):
+            b = params.get("bias")
+            if b is None:
+                raise AssertionError("attnc reads a q/k norm bias, the module has none")
+            y = y + (b.reshape(-1, dim) if b.numel() != dim else b)
+    return y
+
+
+def rope_cos_sin(positions: torch.Tensor, rope: Dict[str, Any], device):
+    """cos, sin [T, rotary_dim / 2] (float32, angles in float64) of the
+    spec's rope: attnc_gpu_reference's tables, plus longrope (per position:
+    short factors below original_max_position, long ones from there)."""
+    scaling = dict(rope.get("scaling") or {})
+    kind = scaling.get("kind", "none")
+    if kind not in SCALING_KINDS:
+        raise AssertionError(f"reference backend: rope scaling {kind!r}")
+    rotary_dim, theta = rope["rotary_dim"], rope.get("theta", 10000.0)
+    if kind != "longrope":
+        given = {k: v for k, v in scaling.items() if k in ref.DEFAULT_SCALING}
+        return ref.rope_cos_sin(positions.cpu().numpy(), rotary_dim, theta, given, device=device)
+    base = 1.0 / theta ** (np.arange(0, rotary_dim, 2, dtype=np.float64) / rotary_dim)
+    original = float(scaling["original_max_position"])
+    factor = float(scaling.get("factor", 1.0))
+    attention_factor = float(scaling.get("attention_factor") or 0.0)
+    if attention_factor == 0.0:
+        attention_factor = (math.sqrt(1 + math.log(factor) / math.log(original))
+                            if factor > 1.0 else 1.0)
+    pos = positions.cpu().numpy().astype(np.float64)
+    short = base / np.asarray(scaling["short_factor"], dtype=np.float64)
+    long = base / np.asarray(scaling["long_factor"], dtype=np.float64)
+    inv = np.where((pos < original)[:, None], short[None, :], long[None, :])
+    angles = pos[:, None] * inv
+    cos = torch.from_numpy(np.cos(angles) * attention_factor).float().to(device)
+    sin = torch.from_numpy(np.sin(angles) * attention_factor).float().to(device)
+    return cos, sin
+
+
+def _segments(rows: torch.Tensor, layout_kind: Dict[str, Any]) -> Dict[str, torch.Tensor]:
+    """Each segment of the fused rows as [T, heads, head_size]."""
+    out = {}
+    for segment in layout_kind["segments"]:
+        columns = (segment["offset"] + np.arange(segment["num_heads"])[:, None]
+                   * segment["head_stride"] + np.arange(segment["head_size"])[None, :])
+        out[segment["segment"]] = rows[:, torch.from_numpy(columns).to(rows.device)]
+    return out
 
 
 class ReferenceLayer:
     """attnc's kernel contract in float32 over a paged float32 cache."""
 
-    def __init__(self, kind: Dict[str, Any], module, cache: PagedCache, device):
+    def __init__(self, kind: Dict[str, Any], layout_kind: Dict[str, Any], module,
+                 cache: PagedCache, device):
         unknown = set(kind) - REFERENCE_KEYS
         if unknown:
             raise AssertionError(f"reference backend: attnc's spec has keys it does not "
                                  f"implement: {sorted(unknown)}")
         self.kind = kind
+        self.layout_kind = layout_kind
+        if kind["gate"] in ("none", "qkvg", "interleaved"):
+            # attnc_gpu_reference's own derivation of the layout agrees
+            width = ref.fused_columns(kind["num_q_heads"], kind["num_kv_heads"],
+                                      kind["qk_head_dim"], kind["v_head_dim"], kind["gate"])[4]
+            assert width == layout_kind["fused_width"], (width, layout_kind["fused_width"])
         self.cache = cache
         hkv, dqk, dv = kind["num_kv_heads"], kind["qk_head_dim"], kind["v_head_dim"]
         self.k_cache = torch.full((cache.num_blocks, BLOCK_SIZE, hkv, dqk), float("nan"),
                                   device=device)
         self.v_cache = torch.full((cache.num_blocks, BLOCK_SIZE, hkv, dv), float("nan"),
                                   device=device)
-        self.q_norm = self.k_norm = None
+        self.norms = {}
         if kind["qk_norm"] != "none":
-            if kind["qk_norm"] not in ("rms", "gemma"):
-                raise AssertionError(f"reference backend: q/k norm {kind['qk_norm']!r}")
-            if not kind.get("norm_before_rope", True):
-                raise AssertionError("reference backend: norm after rope")
-            self.q_norm = _norm_weight(norm_parameters(module, "q"), "q", kind).to(device)
-            self.k_norm = _norm_weight(norm_parameters(module, "k"), "k", kind).to(device)
+            self.norms = {which: {k: v.to(device) for k, v in
+                                  norm_parameters(module, which).items()}
+                          for which in ("q", "k")}
         self.sinks = sinks_of(module).to(device) if kind.get("sinks") else None
+
+    def preprocess(self, batch: Batch):
+        """(q [T, Hq, Dqk], gate or None); k and v written to the cache."""
+        kind = self.kind
+        parts = _segments(batch.rows, self.layout_kind)
+        q, k, v, gate = parts["q"], parts["k"], parts["v"], parts.get("gate")
+        rope = kind["rope"]
+        steps = ["norm", "rope"] if kind.get("norm_before_rope", True) else ["rope", "norm"]
+        for step in steps:
+            if step == "norm" and kind["qk_norm"] != "none":
+                q = qk_norm(q, kind, self.norms["q"])
+                k = qk_norm(k, kind, self.norms["k"])
+            elif step == "rope" and rope["style"] != "none":
+                cos, sin = rope_cos_sin(batch.positions, rope, batch.rows.device)
+                args = (rope["style"], rope.get("rotary_offset", 0), rope["rotary_dim"])
+                q = ref.apply_rope(q, cos, sin, *args)
+                k = ref.apply_rope(k, cos, sin, *args)
+        temperature = kind.get("query_temperature") or {}
+        if temperature.get("floor_scale", 0):
+            pos = batch.positions.double()
+            factor = torch.log(torch.floor((pos + 1) / temperature["floor_scale"]) + 1) \
+                * temperature["scale"] + 1
+            q = q * factor.float()[:, None, None]
+        blocks, offsets = batch.slots // BLOCK_SIZE, batch.slots % BLOCK_SIZE
+        self.k_cache[blocks, offsets] = k
+        self.v_cache[blocks, offsets] = v
+        return q, gate
 
     def run(self, batch: Batch) -> torch.Tensor:
         kind = self.kind
-        rope = kind["rope"]
-        style = rope["style"]
-        pre = ref.preprocess_reference(
-            batch.rows, hq=kind["num_q_heads"], hkv=kind["num_kv_heads"],
-            dqk=kind["qk_head_dim"], dv=kind["v_head_dim"], gate=kind["gate"],
-            norm=kind["qk_norm"], norm_eps=kind["norm_eps"],
-            q_norm_weight=self.q_norm, k_norm_weight=self.k_norm, rope=style,
-            rotary_dim=rope.get("rotary_dim", 0), rotary_offset=rope.get("rotary_offset", 0),
-            theta=rope.get("theta", 10000.0), scaling=rope.get("scaling"),
-            positions=batch.positions)
-        blocks, offsets = batch.slots // BLOCK_SIZE, batch.slots % BLOCK_SIZE
-        self.k_cache[blocks, offsets] = pre.k
-        self.v_cache[blocks, offsets] = pre.v
+        q, gate = self.preprocess(batch)
         queries, keys, values = [], [], []
         starts = batch.query_start_loc.tolist()
         for s, seq_len in enumerate(batch.seq_lens.tolist()):
-            queries.append(pre.q[starts[s]:starts[s + 1]])
+            queries.append(q[starts[s]:starts[s + 1]])
             key_positions = torch.arange(seq_len, device=batch.rows.device)
             table = self.cache.tables[batch.sequence_ids[s]]
             b = table[key_positions // BLOCK_SIZE].long()
             o = key_positions % BLOCK_SIZE
             keys.append(self.k_cache[b, o])
             values.append(self.v_cache[b, o])
-        return ref.attention_reference(
+        out = ref.attention_reference(
             queries, keys, values, softmax_scale=kind["softmax_scale"],
             sliding_window=kind.get("sliding_window", 0), sinks=self.sinks,
             logit_softcap=kind.get("logit_softcap", 0.0),
-            value_scale=kind.get("value_scale", 1.0), gate=pre.gate)
+            value_scale=kind.get("value_scale", 1.0))
+        if gate is not None:
+            # [T, Hq, Dv], or one value per head ("head_scalar": [T, Hq, 1])
+            out = out * torch.sigmoid(gate)
+        return out
 
 
 class KernelLayer:
@@ -540,12 +635,9 @@ class KernelLayer:
                     q_out=q_out, **self.extra_pre)
         if "positions" in self.pre_params:
             args["positions"] = batch.positions
-        gate = None
-        if "gate_out" in self.pre_params:
-            gate = torch.full((tokens, kind["num_q_heads"], kind["v_head_dim"]), float("nan"),
-                              dtype=torch.bfloat16, device=rows.device)
-            args["gate_out"] = gate
-        self.model.preprocess(self.name, rows, **args)
+        result = self.model.preprocess(self.name, rows, **args)
+        # the gate's shape is the kernel's (per element, or one per head)
+        gate = result[1] if isinstance(result, tuple) else None
         out = torch.full((tokens, kind["num_q_heads"], kind["v_head_dim"]), float("nan"),
                          dtype=torch.bfloat16, device=rows.device)
         tables = self.cache.tables[batch.sequence_ids]

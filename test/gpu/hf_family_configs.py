@@ -19,7 +19,7 @@ class adds its defaults on the Hugging Face side, and attnc must know them.
 from typing import Any, Dict
 
 #: Shrinks that do not change attention.
-_SMALL = dict(intermediate_size=128, vocab_size=64, tie_word_embeddings=False)
+_SMALL = dict(intermediate_size=128, vocab_size=64, pad_token_id=0, tie_word_embeddings=False)
 #: MoE shrinks (each family's own key names are added per row).
 _SMALL_MOE = dict(_SMALL, moe_intermediate_size=64, num_experts_per_tok=2)
 

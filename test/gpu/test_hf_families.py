@@ -91,7 +91,8 @@ def test_hf_family(model_type, hf_context):
             if backend == "kernels":
                 runner = check.KernelLayer(model, kind, modules[layer], cache, device)
             else:
-                runner = check.ReferenceLayer(kind, modules[layer], cache, device)
+                runner = check.ReferenceLayer(kind, layout[kind["name"]], modules[layer], cache,
+                                              device)
             batches = check.batches([prefill] + decode, layer, kind, layout[kind["name"]],
                                     cache, device)
             for step, batch in enumerate(batches):
