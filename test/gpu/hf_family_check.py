@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -123,23 +124,46 @@ def build_hf_model(config: Dict[str, Any], seed: int, device: str):
 
 ATTENTION_NAMES = ("self_attn", "attention", "attn", "self_attention")
 OUTPUT_NAMES = ("o_proj", "dense", "out_proj")
+#: Modules in an attention slot that are not softmax attention (Kimi's
+#: KDA, MiniMax's lightning attention) have these in their class names.
+NOT_SOFTMAX_ATTENTION = re.compile(r"Delta|Lightning|Mamba|ShortConv")
 
 
 def attention_modules(model) -> Dict[int, torch.nn.Module]:
-    """Decoder layer index -> its attention module (layers without one,
-    linear attention or mamba, are left out)."""
-    layers = getattr(model, "layers", None)
+    """Attention index -> softmax attention module, in layer order (linear
+    attention, mamba and conv layers are left out). A layer with several
+    attention blocks (LongCat-Flash: a ModuleList of two) counts one index
+    per block; otherwise the index is the decoder layer's."""
+    layers = None
+    for holder in (model, getattr(model, "model", None)):
+        for name in ("layers", "h"):
+            layers = getattr(holder, name, None) if holder is not None else None
+            if layers is not None:
+                break
+        if layers is not None:
+            break
     if layers is None:
-        layers = getattr(getattr(model, "model", None), "layers", None)
-    if layers is None:
-        raise AssertionError(f"{type(model).__name__}: no .layers")
+        raise AssertionError(f"{type(model).__name__}: no decoder layers (.layers or .h)")
     found = {}
-    for index, layer in enumerate(layers):
+    index = 0
+    for layer in layers:
+        blocks = []
         for name in ATTENTION_NAMES:
             module = getattr(layer, name, None)
-            if module is not None and any(hasattr(module, o) for o in OUTPUT_NAMES):
-                found[index] = module
-                break
+            if module is None:
+                continue
+            blocks = list(module) if isinstance(module, torch.nn.ModuleList) else [module]
+            break
+        if len(blocks) <= 1:
+            for module in blocks:
+                if (any(hasattr(module, o) for o in OUTPUT_NAMES)
+                        and not NOT_SOFTMAX_ATTENTION.search(type(module).__name__)):
+                    found[index] = module
+            index += 1
+            continue
+        for module in blocks:
+            found[index] = module
+            index += 1
     return found
 
 
@@ -263,9 +287,13 @@ def split_heads(captured: Dict[str, torch.Tensor], kind: Dict[str, Any], rows: i
     if "qkv_proj" in captured:                    # Phi-3: [q | k | v]
         fused = captured["qkv_proj"][-rows:]
         q, k, v = fused.split([hq * dqk, hkv * dqk, hkv * dv], dim=-1)
-    elif "query_key_value" in captured:           # GPT-NeoX, Persimmon: per head [q k v]
-        fused = captured["query_key_value"][-rows:].reshape(rows, hq, 3 * dqk)
-        q, k, v = fused.split([dqk, dqk, dv], dim=-1)
+    elif "query_key_value" in captured:
+        # per KV head [q x group, k, v]: GPT-NeoX and Persimmon (group 1:
+        # per head [q k v]), Falcon (new decoder architecture: groups;
+        # multi-query: [q x Hq | k | v])
+        group = hq // hkv
+        fused = captured["query_key_value"][-rows:].reshape(rows, hkv, group + 2, dqk)
+        q, k, v = fused[:, :, :group], fused[:, :, group], fused[:, :, group + 1]
     else:
         q, k, v = (captured[n][-rows:] for n in ("q_proj", "k_proj", "v_proj"))
     if q.shape[-1] == hq * (dqk + dv) and kind.get("gate") == "interleaved":
