@@ -357,10 +357,15 @@ def cli_path() -> Path:
 
 def layout_of(config: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
     """`attnc layout --json` of a config dict: kind name -> its entry."""
+    cli = cli_path()
+    if not cli.is_file():
+        raise AssertionError(f"the attnc CLI is not at {cli} (build it, or carry build/bin "
+                             "to the GPU machine, or set ATTNC_CLI): the fused row's layout "
+                             "comes from `attnc layout --json`")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "config.json"
         path.write_text(json.dumps(config))
-        run = subprocess.run([str(cli_path()), "layout", str(path), "--json"],
+        run = subprocess.run([str(cli), "layout", str(path), "--json"],
                              capture_output=True, text=True, check=False)
     if run.returncode != 0:
         raise AssertionError(f"attnc layout failed ({run.returncode}): {run.stderr.strip()}")

@@ -10,7 +10,9 @@ that attnc refuses is skipped with attnc's message, which must name a field
 and a rule ("field: rule") and must not be the unknown-model-type refusal.
 """
 
+import concurrent.futures
 import importlib
+import os
 import re
 import zlib
 
@@ -38,38 +40,56 @@ def _transformers_or_skip(model_type: str):
 _NAMED_REFUSAL = re.compile(r"^[A-Za-z_][\w.\[\]]*: \S")
 
 
-def _compile_or_skip(config, backend, context):
+_OPTIONS = dict(dtype="bf16", kv_dtype="bf16", block_size=16)
+
+
+@pytest.fixture(scope="module")
+def compiled(request, tmp_path_factory):
+    """model_type -> attnc Model (or the exception compiling raised), for
+    every collected case, compiled in parallel (the compiler is
+    thread-safe; ctypes releases the GIL)."""
     import attnc
-    options = dict(dtype="bf16", kv_dtype="bf16", block_size=16)
-    try:
-        if context is not None:
-            return attnc.compile(config, context=context, **options)
-        return attnc.compile(config, **options)
-    except attnc.ConfigError as error:
-        message = str(getattr(error, "message", "") or error).strip()
+    cache_dir = os.environ.get("ATTNC_CACHE_DIR") or str(tmp_path_factory.mktemp("attnc-cache"))
+    context = attnc.Context(cache_dir=cache_dir)
+    wanted = sorted({item.callspec.params["model_type"] for item in request.session.items
+                     if getattr(item, "callspec", None) is not None
+                     and "model_type" in item.callspec.params
+                     and item.module is request.module})
+
+    def build(model_type):
+        try:
+            return attnc.compile(FAMILIES[model_type], context=context, **_OPTIONS)
+        except Exception as error:  # noqa: BLE001 - reported by the case
+            return error
+
+    workers = max(1, min(len(wanted), os.cpu_count() or 1, 16))
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        return dict(zip(wanted, pool.map(build, wanted)))
+
+
+def _model_or_skip(compiled, model_type):
+    import attnc
+    result = compiled[model_type]
+    if isinstance(result, attnc.ConfigError):
+        message = str(getattr(result, "message", "") or result).strip()
         assert "unknown model type" not in message, (
             f"attnc does not know this family: {message}")
         assert _NAMED_REFUSAL.match(message), (
             f"attnc's refusal does not name a field and rule: {message!r}")
         pytest.skip(f"skipped: attnc refuses: {message}")
-
-
-@pytest.fixture(scope="module")
-def hf_context(tmp_path_factory):
-    import os
-    import attnc
-    cache_dir = os.environ.get("ATTNC_CACHE_DIR") or str(tmp_path_factory.mktemp("attnc-cache"))
-    return attnc.Context(cache_dir=cache_dir)
+    if isinstance(result, Exception):
+        raise result
+    return result
 
 
 @pytest.mark.parametrize("model_type", sorted(FAMILIES))
-def test_hf_family(model_type, hf_context):
+def test_hf_family(model_type, compiled):
     import hf_family_check as check
     config = FAMILIES[model_type]
     _transformers_or_skip(config["model_type"])
     backend = check.backend_name()
     device = "cuda" if backend == "kernels" else "cpu"
-    model = _compile_or_skip(config, backend, hf_context)
+    model = _model_or_skip(compiled, model_type)
     spec = model.config
     layout = check.layout_of(config)
     seed = zlib.crc32(model_type.encode())
