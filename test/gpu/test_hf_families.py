@@ -18,9 +18,7 @@ import zlib
 
 import pytest
 
-torch = pytest.importorskip("torch")
-
-from hf_family_configs import FAMILIES  # noqa: E402
+from hf_family_configs import FAMILIES
 
 pytestmark = pytest.mark.hf_reference_on_cpu
 
@@ -84,6 +82,7 @@ def _model_or_skip(compiled, model_type):
 
 @pytest.mark.parametrize("model_type", sorted(FAMILIES))
 def test_hf_family(model_type, compiled):
+    import torch
     import hf_family_check as check
     config = FAMILIES[model_type]
     _transformers_or_skip(config["model_type"])
