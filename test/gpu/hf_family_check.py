@@ -27,6 +27,7 @@ Two backends run the attnc side:
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import os
@@ -236,8 +237,15 @@ def run_hf(model, hidden_size: int, seed: int, device: str,
                 for step in range(decode_steps):
                     position = length + step
                     recorder.current = Call(s, [position])
+                    # Positions given, not derived from the cache: a hybrid
+                    # model's cache may count its first layer's tokens, and
+                    # that layer may be linear attention with none (MiniMax).
+                    where = torch.tensor([[position]], device=device)
+                    extra = dict(position_ids=where)
+                    if "cache_position" in inspect.signature(model.forward).parameters:
+                        extra["cache_position"] = where[0]
                     out = model(inputs_embeds=embeds[:, position:position + 1],
-                                past_key_values=cache, use_cache=True)
+                                past_key_values=cache, use_cache=True, **extra)
                     cache = out.past_key_values
                     decode[step].append(recorder.current)
     finally:

@@ -466,11 +466,12 @@ FAMILIES: Dict[str, Dict[str, Any]] = {
                  num_key_value_heads=2, num_hidden_layers=2, layer_types=["conv",
                                                                           "full_attention"],
                  rope_theta=1000000.0, norm_eps=1e-5, block_auto_adjust_ff_dim=False),
-    # CWM: 48/8 -> 8/2 heads of 128, sliding layers (8192 -> 16) and full ones.
+    # CWM: 48/8 -> 8/2 heads of 128, sliding layers (8192 -> 16) and full
+    # ones. No rope key: CwmConfig's default rope_parameters (llama3, factor
+    # 16) apply.
     "cwm": dict(_SMALL, model_type="cwm", hidden_size=512, head_dim=128,
                 num_attention_heads=8, num_key_value_heads=2, num_hidden_layers=4,
-                sliding_window=WINDOW, layer_types=_alternate(4, 4), rope_theta=1000000.0,
-                rms_norm_eps=1e-5),
+                sliding_window=WINDOW, layer_types=_alternate(4, 4), rms_norm_eps=1e-5),
     # Qwen3.5-35B-A3B (text): as qwen3_5_text, MoE.
     "qwen3_5_moe_text": dict(_SMALL_MOE, model_type="qwen3_5_moe_text", hidden_size=256,
                              head_dim=256, num_attention_heads=4, num_key_value_heads=1,
@@ -485,12 +486,13 @@ FAMILIES: Dict[str, Dict[str, Any]] = {
                              linear_key_head_dim=32, linear_value_head_dim=32,
                              rms_norm_eps=1e-6),
     # MiniMax-Text-01: lightning attention with a full softmax-attention
-    # layer every 8th, 64/8 -> 8/1 heads of 128, partial rotary 0.5 (neox).
+    # layer every 8th, 64/8 -> 8/1 heads of 128; its config's rotary_dim 64,
+    # which transformers' MiniMax ignores (it rotates the whole head).
     "minimax": dict(_SMALL, model_type="minimax", hidden_size=512, head_dim=128,
                     num_attention_heads=8, num_key_value_heads=1, num_hidden_layers=2,
                     layer_types=["linear_attention", "full_attention"],
                     num_local_experts=4, num_experts_per_tok=2, rope_theta=10000000,
-                    partial_rotary_factor=0.5, block_size=16, rms_norm_eps=1e-5),
+                    rotary_dim=64, block_size=16, rms_norm_eps=1e-5),
     # Laguna: per-head softplus output gate (g_proj), sliding layers.
     "laguna": dict(_SMALL_MOE, model_type="laguna", hidden_size=512, head_dim=128,
                    num_attention_heads=8, num_key_value_heads=2, num_hidden_layers=4,
