@@ -215,6 +215,11 @@ class Recorder:
             handle.remove()
 
 
+#: Models that need token ids (Gemma 4 recovers per-layer inputs from them);
+#: the others get random N(0, 1) embeddings.
+TOKEN_INPUTS = {"gemma4_text"}
+
+
 def run_hf(model, hidden_size: int, seed: int, device: str,
            prompt_lengths: Sequence[int] = PROMPT_LENGTHS,
            decode_steps: int = DECODE_STEPS) -> Tuple[List[Call], List[List[Call]]]:
@@ -228,10 +233,16 @@ def run_hf(model, hidden_size: int, seed: int, device: str,
     try:
         with torch.no_grad():
             for s, length in enumerate(prompt_lengths):
-                embeds = torch.randn(1, length + decode_steps, hidden_size, generator=generator)
-                embeds = embeds.to(device)
+                if model.config.model_type in TOKEN_INPUTS:
+                    tokens = torch.randint(0, model.config.vocab_size, (1, length + decode_steps),
+                                           generator=generator).to(device)
+                    inputs = lambda a, b: dict(input_ids=tokens[:, a:b])  # noqa: E731
+                else:
+                    embeds = torch.randn(1, length + decode_steps, hidden_size,
+                                         generator=generator).to(device)
+                    inputs = lambda a, b: dict(inputs_embeds=embeds[:, a:b])  # noqa: E731
                 recorder.current = Call(s, list(range(length)))
-                out = model(inputs_embeds=embeds[:, :length], use_cache=True)
+                out = model(**inputs(0, length), use_cache=True)
                 prefill.append(recorder.current)
                 cache = out.past_key_values
                 for step in range(decode_steps):
@@ -244,7 +255,7 @@ def run_hf(model, hidden_size: int, seed: int, device: str,
                     extra = dict(position_ids=where)
                     if "cache_position" in inspect.signature(model.forward).parameters:
                         extra["cache_position"] = where[0]
-                    out = model(inputs_embeds=embeds[:, position:position + 1],
+                    out = model(**inputs(position, position + 1),
                                 past_key_values=cache, use_cache=True, **extra)
                     cache = out.past_key_values
                     decode[step].append(recorder.current)

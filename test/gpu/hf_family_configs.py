@@ -514,4 +514,26 @@ FAMILIES: Dict[str, Dict[str, Any]] = {
                            num_hidden_layers=2, layer_group_size=2, q_lora_rank=64,
                            kv_lora_rank=64, qk_nope_head_dim=128, qk_rope_head_dim=64,
                            v_head_dim=128, rope_theta=10000.0),
+    # DeepSeek-V3.2: deepseek_v3's MLA with a lightning indexer choosing the
+    # top 2048 keys (every key of the test's short sequences), 128 heads -> 4.
+    "deepseek_v32": dict(_SMALL_MOE, model_type="deepseek_v32", hidden_size=256,
+                         num_attention_heads=4, num_key_value_heads=4, num_hidden_layers=2,
+                         q_lora_rank=64, kv_lora_rank=64, qk_nope_head_dim=128,
+                         qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=4,
+                         n_shared_experts=1, first_k_dense_replace=1, n_group=1,
+                         topk_group=1, index_topk=2048, index_head_dim=64, index_n_heads=4,
+                         max_position_embeddings=163840, rms_norm_eps=1e-6,
+                         rope_scaling={"beta_fast": 32, "beta_slow": 1, "factor": 40,
+                                       "mscale": 1.0, "mscale_all_dim": 1.0,
+                                       "original_max_position_embeddings": 4096,
+                                       "type": "yarn", "rope_theta": 10000}),
+    # Gemma-4 (text): sliding layers of 256 with window 512 -> 16, full layers
+    # of global_head_dim 512 with proportional rope 0.25, (w) q/k norm, a
+    # weightless v norm, scale 1; 8/4 heads -> 4/2.
+    "gemma4_text": dict(_SMALL, model_type="gemma4_text", hidden_size=256, head_dim=256,
+                        global_head_dim=512, num_attention_heads=4, num_key_value_heads=2,
+                        num_hidden_layers=2, sliding_window=WINDOW,
+                        layer_types=["sliding_attention", "full_attention"],
+                        hidden_size_per_layer_input=16, vocab_size_per_layer_input=64,
+                        rms_norm_eps=1e-6),
 }
