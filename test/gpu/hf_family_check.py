@@ -196,9 +196,9 @@ class Recorder:
                         self._output_hook(index, name)))
 
     def _store(self, index, name, tensor):
+        # batch 1: [rows, width] (MLA's kv_b_proj output covers the cache)
         rows = tensor.detach().float()
-        self.current.layers.setdefault(index, {})[name] = rows.reshape(-1, rows.shape[-1]) \
-            if rows.dim() <= 3 else rows
+        self.current.layers.setdefault(index, {})[name] = rows.reshape(-1, rows.shape[-1])
 
     def _output_hook(self, index, name):
         def hook(_module, _inputs, output):
@@ -293,8 +293,7 @@ def split_heads(captured: Dict[str, torch.Tensor], kind: Dict[str, Any], rows: i
     if "kv_a_proj_with_mqa" in captured:          # MLA, decompressed
         q = captured["q_b_proj"] if "q_b_proj" in captured else captured["q_proj"]
         latent = captured["kv_a_proj_with_mqa"][-rows:]
-        expanded = captured["kv_b_proj"]
-        expanded = expanded.reshape(-1, expanded.shape[-1])[-rows:]
+        expanded = captured["kv_b_proj"][-rows:]
         rope_dim = dqk - (expanded.shape[-1] // hq - dv)
         nope = dqk - rope_dim
         kv = expanded.reshape(rows, hq, nope + dv)

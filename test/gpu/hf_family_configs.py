@@ -26,8 +26,9 @@ _SMALL_MOE = dict(_SMALL, moe_intermediate_size=64, num_experts_per_tok=2)
 WINDOW = 16
 
 
-def _alternate(n: int, every: int, full_last=True):
-    """layer_types where every `every`-th layer (1-based) is full."""
+def _alternate(n: int, every: int):
+    """layer_types of n layers where every `every`-th (1-based) is full and
+    the others slide."""
     return ["full_attention" if (i + 1) % every == 0 else "sliding_attention"
             for i in range(n)]
 

@@ -81,7 +81,7 @@ def _model_or_skip(compiled, model_type):
 
 
 @pytest.mark.parametrize("model_type", sorted(FAMILIES))
-def test_hf_family(model_type, compiled):
+def test_hf_family(model_type, compiled, record_property):
     import torch
     import hf_family_check as check
     config = FAMILIES[model_type]
@@ -119,3 +119,5 @@ def test_hf_family(model_type, compiled):
                 name = f"{model_type} layer {layer} ({kind['name']}), {what}"
                 checked.append(check.compare(name, runner.run(batch), batch.expected, backend))
     assert checked, "no attention layer was compared"
+    record_property("batches_compared", len(checked))
+    record_property("max_error_over_rms", max(checked))
