@@ -255,8 +255,8 @@ FAMILIES: Dict[str, Dict[str, Any]] = {
     # sliding layers only (window 4096 -> 16), every 4th layer full NoPE.
     "cohere2": dict(_SMALL, model_type="cohere2", hidden_size=512, num_attention_heads=4,
                     num_key_value_heads=1, num_hidden_layers=4, rope_theta=50000,
-                    sliding_window=WINDOW, sliding_window_pattern=4,
-                    layer_types=_alternate(4, 4), layer_norm_eps=1e-5, logit_scale=0.25),
+                    sliding_window=WINDOW, sliding_window_pattern=4, layer_norm_eps=1e-5,
+                    logit_scale=0.25),
     # granite-3.3-8b-instruct: 32/8 -> 8/2 heads of 128, softmax scale
     # attention_multiplier 0.0078125.
     "granite": dict(_SMALL, model_type="granite", hidden_size=1024, num_attention_heads=8,
@@ -283,22 +283,32 @@ FAMILIES: Dict[str, Dict[str, Any]] = {
                        rotary_dim=64, partial_rotary_factor=0.5, rope_theta=5000000,
                        use_qk_norm=True, qk_norm_type="per_layer", num_local_experts=4,
                        num_experts_per_tok=2, rms_norm_eps=1e-6),
-    # Hunyuan-7B (dense): 32/8 -> 8/2 heads of 128, q/k RMSNorm after rope.
+    # Hunyuan-7B (dense): 32/8 -> 8/2 heads of 128, q/k RMSNorm after rope,
+    # rope type "dynamic" with alpha 1000 (a larger base).
     "hunyuan_v1_dense": dict(_SMALL, model_type="hunyuan_v1_dense", hidden_size=1024,
                              head_dim=128, num_attention_heads=8, num_key_value_heads=2,
                              num_hidden_layers=2, rope_theta=10000.0, use_qk_norm=True,
-                             rms_norm_eps=1e-5),
+                             rms_norm_eps=1e-5, max_position_embeddings=32768,
+                             rope_scaling={"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1,
+                                           "factor": 1.0, "mscale": 1.0,
+                                           "mscale_all_dim": 1.0, "type": "dynamic"}),
     # Seed-OSS-36B: 80/8 -> 10/1 heads of 128, q/k/v bias, theta 1e7.
     "seed_oss": dict(_SMALL, model_type="seed_oss", hidden_size=512, head_dim=128,
                      num_attention_heads=10, num_key_value_heads=1, num_hidden_layers=2,
                      rope_theta=10000000.0, attention_bias=True, attention_out_bias=False,
                      rms_norm_eps=1e-6),
-    # EXAONE-4.0-32B: 40/8 -> 5/1 heads of 128, q/k RMSNorm, 3 of 4 layers
-    # sliding (4096 -> 16) with rope, the full ones NoPE... as layer_types.
+    # EXAONE-4.0-32B: 40/8 -> 5/1 heads of 128, q/k RMSNorm, 3 sliding layers
+    # with rope (window 4096 -> 16), then a full NoPE one, llama3 scaling.
+    # Its config.json says sliding_window_pattern "LLLG", which
+    # transformers 5.17's Exaone4Config cannot read ((i + 1) % "LLLG"): the
+    # same pattern as the integer 4.
     "exaone4": dict(_SMALL, model_type="exaone4", hidden_size=640, head_dim=128,
                     num_attention_heads=5, num_key_value_heads=1, num_hidden_layers=4,
                     sliding_window=WINDOW, sliding_window_pattern=4,
-                    layer_types=_alternate(4, 4), rope_theta=1000000, rms_norm_eps=1e-5),
+                    rope_theta=1000000.0, rms_norm_eps=1e-5,
+                    rope_scaling={"rope_type": "llama3", "factor": 16.0,
+                                  "original_max_position_embeddings": 8192,
+                                  "low_freq_factor": 1.0, "high_freq_factor": 4.0}),
     # SmolLM3-3B: 16/4 -> 4/1 heads of 128, every 4th layer NoPE
     # (no_rope_layers: 1 = rope).
     "smollm3": dict(_SMALL, model_type="smollm3", hidden_size=512, num_attention_heads=4,
@@ -360,8 +370,8 @@ FAMILIES: Dict[str, Dict[str, Any]] = {
     "afmoe": dict(_SMALL_MOE, model_type="afmoe", hidden_size=512, head_dim=128,
                   num_attention_heads=8, num_key_value_heads=1, num_hidden_layers=4,
                   num_experts=4, num_shared_experts=1, num_dense_layers=1,
-                  sliding_window=WINDOW, global_attn_every_n_layers=4,
-                  layer_types=_alternate(4, 4), rope_theta=10000, rms_norm_eps=1e-5),
+                  sliding_window=WINDOW, global_attn_every_n_layers=4, rope_theta=10000,
+                  rms_norm_eps=1e-5),
     # StableLM-2-1.6B: 32/32 -> 4/4 heads of 64, partial rotary 0.25, q/k/v
     # bias; per-head LayerNorm q/k norm as stablelm-2-12b has it.
     "stablelm": dict(_SMALL, model_type="stablelm", hidden_size=256, num_attention_heads=4,
@@ -468,11 +478,21 @@ FAMILIES: Dict[str, Dict[str, Any]] = {
                                                                           "full_attention"],
                  rope_theta=1000000.0, norm_eps=1e-5, block_auto_adjust_ff_dim=False),
     # CWM: 48/8 -> 8/2 heads of 128, sliding layers (8192 -> 16) and full
-    # ones. No rope key: CwmConfig's default rope_parameters (llama3, factor
-    # 16) apply.
+    # ones (the class's default pattern: layer i full iff i % 4 == 0),
+    # llama3 scaling as its config.json gives it.
     "cwm": dict(_SMALL, model_type="cwm", hidden_size=512, head_dim=128,
-                num_attention_heads=8, num_key_value_heads=2, num_hidden_layers=4,
-                sliding_window=WINDOW, layer_types=_alternate(4, 4), rms_norm_eps=1e-5),
+                num_attention_heads=8, num_key_value_heads=2, num_hidden_layers=5,
+                sliding_window=WINDOW, rope_theta=1000000.0, rms_norm_eps=1e-5,
+                rope_scaling={"rope_type": "llama3", "factor": 16.0,
+                              "original_max_position_embeddings": 8192,
+                              "low_freq_factor": 1.0, "high_freq_factor": 4.0}),
+    # The same without a rope key: CwmConfig's default rope_parameters
+    # (llama3, factor 16) apply.
+    "cwm_default_rope": dict(_SMALL, model_type="cwm", hidden_size=512, head_dim=128,
+                             num_attention_heads=8, num_key_value_heads=2,
+                             num_hidden_layers=2, sliding_window=WINDOW,
+                             layer_types=["sliding_attention", "full_attention"],
+                             rms_norm_eps=1e-5),
     # Qwen3.5-35B-A3B (text): as qwen3_5_text, MoE.
     "qwen3_5_moe_text": dict(_SMALL_MOE, model_type="qwen3_5_moe_text", hidden_size=256,
                              head_dim=256, num_attention_heads=4, num_key_value_heads=1,
