@@ -330,8 +330,11 @@ FAMILIES: Dict[str, Dict[str, Any]] = {
                                       "original_max_position_embeddings": 8192,
                                       "rope_type": "llama3"}, rms_norm_eps=1e-5),
     # MiMo-V2-Flash: 192/128 head dims, partial rotary 0.334, full layers
-    # 64/4 -> 8/1, sliding layers 64/8 -> 8/2 with sinks and window
-    # 128 -> 16, value scale 0.707, per-kind rope bases.
+    # 64/4 -> 8/1, sliding layers 64/8 -> 8/2 with sinks, value scale 0.707,
+    # per-kind rope bases. Window: transformers 5.24 turns the legacy
+    # sliding_window_size (128 -> 16) into sliding_window = size + 1, 5.17
+    # reads sliding_window alone; both keys as 5.24 writes them (17, 16) give
+    # one window in either version.
     "mimo_v2_flash": dict(_SMALL_MOE, model_type="mimo_v2_flash", hidden_size=256,
                           head_dim=192, v_head_dim=128, num_attention_heads=8,
                           num_key_value_heads=1, swa_num_attention_heads=8,
@@ -339,7 +342,7 @@ FAMILIES: Dict[str, Dict[str, Any]] = {
                           num_hidden_layers=2, hybrid_layer_pattern=[0, 1],
                           layer_types=["full_attention", "sliding_attention"],
                           mlp_layer_types=["dense", "dense"], n_routed_experts=4,
-                          sliding_window=WINDOW, sliding_window_size=WINDOW,
+                          sliding_window=WINDOW + 1, sliding_window_size=WINDOW,
                           partial_rotary_factor=0.334, rope_theta=5000000,
                           swa_rope_theta=10000, attention_value_scale=0.707,
                           add_full_attention_sink_bias=False, add_swa_attention_sink_bias=True,
