@@ -30,6 +30,17 @@ except ImportError:
 
 SKIP_REASON = "skipped: no GPU"
 
+#: test_hf_families.py's cases run without a GPU when their attnc side is
+#: the reference (ATTNC_HF_CHECK_BACKEND=reference, torch on the CPU).
+HF_REFERENCE_ON_CPU = (torch is not None
+                       and os.environ.get("ATTNC_HF_CHECK_BACKEND") == "reference")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "hf_reference_on_cpu: runs without a GPU under "
+        "ATTNC_HF_CHECK_BACKEND=reference")
+
 
 def _in_this_suite(item) -> bool:
     try:
@@ -48,6 +59,8 @@ def pytest_collection_modifyitems(config, items):
     if not HAVE_GPU:
         marker = pytest.mark.skip(reason=SKIP_REASON)
         for item in mine:
+            if HF_REFERENCE_ON_CPU and item.get_closest_marker("hf_reference_on_cpu"):
+                continue
             item.add_marker(marker)
         return
     seen = set()
