@@ -90,8 +90,11 @@ void computeRopeTable(int64_t rotaryDim, double theta, RopeScalingAttr scaling,
       double wavelen = 2.0 * M_PI / f;
       if (wavelen < highWavelen)
         continue;
-      if (wavelen > lowWavelen) {
-        f /= factor;
+      // Equal factors (Llama 4): no band between the two, wavelen ==
+      // lowWavelen stays unscaled (transformers' band is then empty too).
+      if (wavelen > lowWavelen || lowWavelen == highWavelen) {
+        if (wavelen > lowWavelen)
+          f /= factor;
         continue;
       }
       double smooth = (original / wavelen - scaling.getLowFreqFactor()) /

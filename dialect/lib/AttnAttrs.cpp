@@ -99,10 +99,11 @@ RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "rope_scaling original_max_position must be set (> "
                           "0) for "
                        << stringifyRopeScalingKind(kind) << " scaling";
-  if (kind == RopeScalingKind::llama3 && !(highFreqFactor > lowFreqFactor))
-    return emitError() << "rope_scaling high_freq_factor must be greater than "
+  // Equal factors (Llama 4) leave no interpolation band: a step.
+  if (kind == RopeScalingKind::llama3 && !(highFreqFactor >= lowFreqFactor))
+    return emitError() << "rope_scaling high_freq_factor must be >= "
                           "low_freq_factor for llama3 scaling ("
-                       << formatDouble(highFreqFactor) << " <= "
+                       << formatDouble(highFreqFactor) << " < "
                        << formatDouble(lowFreqFactor) << ")";
   // Kimi-K2 ships beta_fast == beta_slow; the ramp then degenerates to a
   // step, which the rotation code handles, so only an inverted pair is wrong.

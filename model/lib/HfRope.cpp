@@ -228,19 +228,13 @@ RopeScaling HfImporter::readScaling(const Node &source,
     scaling.low_freq_factor = r_.positive(source, "low_freq_factor", 1.0);
     scaling.high_freq_factor = r_.positive(source, "high_freq_factor", 4.0);
     // Llama 3 interpolates between the two. Equal values (Llama 4) make the
-    // interpolation band empty, a step that transformers computes but the
-    // dialect's llama3 scaling does not take: a feature we lack, named.
-    if (!r_.failed() && scaling.high_freq_factor == scaling.low_freq_factor)
+    // interpolation band empty: a step from scaled to unscaled frequencies.
+    if (!r_.failed() &&
+        !(scaling.high_freq_factor >= scaling.low_freq_factor))
       r_.fail(source.at("high_freq_factor"),
-              "llama3 rope scaling with high_freq_factor == low_freq_factor "
-              "(" + formatNumber(scaling.high_freq_factor) +
-                  ", a step with no interpolation band) is not supported");
-    else if (!r_.failed() &&
-             !(scaling.high_freq_factor > scaling.low_freq_factor))
-      r_.fail(source.at("high_freq_factor"),
-              "must be > low_freq_factor (" +
+              "must be >= low_freq_factor (" +
                   formatNumber(scaling.high_freq_factor) +
-                  " <= " + formatNumber(scaling.low_freq_factor) + ")");
+                  " < " + formatNumber(scaling.low_freq_factor) + ")");
     return scaling;
   case RopeScalingKind::Yarn:
   case RopeScalingKind::DynamicNtk:

@@ -392,10 +392,10 @@ RopeConfig SpecImporter::readRope(const Node &node, int64_t qk_head_dim) {
   if (r_.failed())
     return rope;
   if (s.kind == RopeScalingKind::Llama3 &&
-      !(s.high_freq_factor > s.low_freq_factor))
+      !(s.high_freq_factor >= s.low_freq_factor))
     r_.fail(scaling.at("high_freq_factor"),
-            "must be > low_freq_factor (" + formatNumber(s.high_freq_factor) +
-                " <= " + formatNumber(s.low_freq_factor) + ")");
+            "must be >= low_freq_factor (" + formatNumber(s.high_freq_factor) +
+                " < " + formatNumber(s.low_freq_factor) + ")");
   else if ((s.kind == RopeScalingKind::Llama3 ||
             s.kind == RopeScalingKind::Yarn ||
             s.kind == RopeScalingKind::LongRope ||

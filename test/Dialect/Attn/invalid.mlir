@@ -642,10 +642,10 @@ func.func @rope_scaling_llama3_without_original_max_position(
 func.func @rope_scaling_llama3_high_not_above_low(%x: tensor<?x4x128xbf16>,
                                                   %pos: tensor<?xi64>) {
   %0 = attn.rope %x, %pos {rotary_dim = 128, theta = 5.0e+05 : f64,
-      // expected-error @+1 {{rope_scaling high_freq_factor must be greater than low_freq_factor for llama3 scaling (2 <= 2)}}
+      // expected-error @+1 {{rope_scaling high_freq_factor must be >= low_freq_factor for llama3 scaling (2 < 4)}}
       scaling = #attn.rope_scaling<kind = llama3, factor = 8.0,
                                    original_max_position = 8192,
-                                   low_freq_factor = 2.0,
+                                   low_freq_factor = 4.0,
                                    high_freq_factor = 2.0>}
       : tensor<?x4x128xbf16>, tensor<?xi64>
   return

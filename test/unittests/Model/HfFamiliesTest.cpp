@@ -164,6 +164,9 @@ struct KindExpect {
   GateLayout gate = GateLayout::None;
   double softcap = 0.0, value_scale = 1.0;
   RopeScalingKind scaling = RopeScalingKind::None;
+  /// Llama 4: the query temperature's floor_scale (0: none), the chunk.
+  double temperature_floor_scale = 0.0;
+  int64_t attention_chunk = 0;
 };
 
 struct FamilyExpect {
@@ -431,10 +434,23 @@ std::vector<FamilyExpect> expectations() {
                      128, 5e6),
                 kind("full_attention_nope", every(3, 4, 36), 16, 4, 128, 128,
                      kNoNorm, kNoRope, 0, 0, 1e4)}});
-  // Llama 4 Scout: chunked attention now imports, but its llama3 scaling has
-  // low_freq_factor == high_freq_factor, which the dialect does not take.
-  e.push_back({"llama-4-scout-17b-16e-instruct.json", 0, {},
-               "high_freq_factor == low_freq_factor"});
+  // Llama 4 Scout: 48 layers, every 4th (3, 7, ..., 47) NoPE and full
+  // (no_rope_layer_interval 4), the others chunked (attention_chunk_size
+  // 8192) with interleaved rope over all 128 dims, theta 5e5, llama3 scaling
+  // with low == high freq factor (a step), and the weightless L2 norm
+  // (use_qk_norm) after rope on the rope layers only.
+  e.push_back(
+      {"llama-4-scout-17b-16e-instruct.json", 48,
+       {with(kind("full_attention_nope", every(3, 4, 48), 40, 8, 128, 128,
+                  kNoNorm, kNoRope, 0, 0, 1e4),
+             [](KindExpect &k) { k.temperature_floor_scale = 8192.0; }),
+        with(kind("chunked_attention", allBut(48, every(3, 4, 48)), 40, 8, 128,
+                  128, NormStyle::Unweighted, kGptj, 128, 0, 5e5),
+             [](KindExpect &k) {
+               k.norm_before_rope = false;
+               k.scaling = RopeScalingKind::Llama3;
+               k.attention_chunk = 8192;
+             })}});
   // mimo: hybrid_layer_pattern; sliding layers swa_* heads, sinks there only.
   {
     std::vector<int64_t> full_layers = {0, 5, 11, 17, 23, 29, 35, 41, 47};
@@ -513,7 +529,8 @@ void checkKind(const std::string &file, const LayerKind &got,
   EXPECT_NEAR(got.softmax_scale, want.scale, want.scale * 1e-12);
   EXPECT_EQ(got.logit_softcap, want.softcap);
   EXPECT_EQ(got.value_scale, want.value_scale);
-  EXPECT_EQ(got.query_temperature.floor_scale, 0.0);
+  EXPECT_EQ(got.query_temperature.floor_scale, want.temperature_floor_scale);
+  EXPECT_EQ(got.attention_chunk, want.attention_chunk);
 }
 
 TEST(FamilyConfigs, EachFamilyImportsItsConventions) {

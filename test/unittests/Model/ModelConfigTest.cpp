@@ -1030,12 +1030,15 @@ TEST(ModelConfigErrors, UnsupportedOrInconsistentValues) {
                             {"low_freq_factor", 4.0},
                             {"high_freq_factor", 2.0}};
   EXPECT_TRUE(failsWith(config, "rope_scaling.high_freq_factor",
-                        "must be > low_freq_factor"));
-  // Equal factors (Llama 4) are a step the dialect's llama3 does not take:
-  // refused naming it.
+                        "must be >= low_freq_factor"));
+  // Equal factors (Llama 4): a step with no interpolation band, imported.
   config["rope_scaling"]["high_freq_factor"] = 4.0;
-  EXPECT_TRUE(failsWith(config, "rope_scaling.high_freq_factor",
-                        "high_freq_factor == low_freq_factor"));
+  {
+    Result<ModelConfig> equal = importModelConfig(config.dump());
+    ASSERT_TRUE(equal.ok()) << equal.status().message();
+    EXPECT_EQ(equal->kinds[0].rope.scaling.low_freq_factor, 4.0);
+    EXPECT_EQ(equal->kinds[0].rope.scaling.high_freq_factor, 4.0);
+  }
   json mimo = exampleJson("mimo-v2-flash.json");
   mimo["sliding_window_size"] = 256;
   EXPECT_TRUE(
