@@ -378,14 +378,20 @@ static LogicalResult verifyNormOperands(Operation *op, StringRef prefix,
   return success();
 }
 
+/// The `[tokens, heads, <dim>]` activation input of a per-head op (norm,
+/// rope, query temperature).
+static LogicalResult checkHeadsInput(Operation *op, RankedTensorType type,
+                                     StringRef dimName) {
+  if (type.getRank() != 3)
+    return op->emitOpError() << "input must have rank 3 [tokens, heads, "
+                             << dimName << "], got " << type;
+  return checkActivationType(op, "input", type.getElementType());
+}
+
 LogicalResult RmsNormOp::verify() {
   Operation *op = getOperation();
   auto inputType = cast<RankedTensorType>(getInput().getType());
-  if (inputType.getRank() != 3)
-    return emitOpError() << "input must have rank 3 [tokens, heads, "
-                            "head_dim], got "
-                         << inputType;
-  if (failed(checkActivationType(op, "input", inputType.getElementType())))
+  if (failed(checkHeadsInput(op, inputType, "head_dim")))
     return failure();
   return verifyNormOperands(op, "", getStyle(), getScope(),
                             inputType.getDimSize(1), inputType.getDimSize(2),
@@ -436,11 +442,7 @@ static LogicalResult verifyRotation(Operation *op, RankedTensorType inputType,
 LogicalResult RopeOp::verify() {
   Operation *op = getOperation();
   auto inputType = cast<RankedTensorType>(getInput().getType());
-  if (inputType.getRank() != 3)
-    return emitOpError() << "input must have rank 3 [tokens, heads, "
-                            "qk_head_dim], got "
-                         << inputType;
-  if (failed(checkActivationType(op, "input", inputType.getElementType())))
+  if (failed(checkHeadsInput(op, inputType, "qk_head_dim")))
     return failure();
   return verifyRotation(op, inputType, signedValue(getRotaryDimAttr()),
                         signedValue(getRotaryOffsetAttr()),
@@ -666,11 +668,7 @@ static LogicalResult verifyTemperature(Operation *op, double floorScale,
 LogicalResult QueryTemperatureOp::verify() {
   Operation *op = getOperation();
   auto inputType = cast<RankedTensorType>(getInput().getType());
-  if (inputType.getRank() != 3)
-    return emitOpError() << "input must have rank 3 [tokens, heads, "
-                            "qk_head_dim], got "
-                         << inputType;
-  if (failed(checkActivationType(op, "input", inputType.getElementType())))
+  if (failed(checkHeadsInput(op, inputType, "qk_head_dim")))
     return failure();
   auto positionsType = cast<RankedTensorType>(getPositions().getType());
   if (failed(checkIndexTensor(op, "positions", positionsType, 1)) ||
