@@ -190,7 +190,7 @@ std::optional<FamilyRules> TableParser::readRow(const Node &row) {
   Node rope = r_.optObject(row, "rope");
   r_.onlyKeys(rope, {"style", "interleave_key", "enabled_by",
                      "partial_rotary_factor", "rotary_dim_key", "theta",
-                     "ntk_alpha", "nope"});
+                     "ntk_alpha", "nope", "default_parameters"});
   if (rope.value && !rope.has("style") && !r_.failed())
     r_.fail(rope.at("style"), "required field is missing");
   f.rope.style = choice<RopeStyle>(rope, "style",
@@ -209,6 +209,9 @@ std::optional<FamilyRules> TableParser::readRow(const Node &row) {
   f.rope.rotary_dim_key = r_.optBool(rope, "rotary_dim_key").value_or(true);
   f.rope.theta = r_.positive(rope, "theta", 10000.0);
   f.rope.ntk_alpha = r_.optBool(rope, "ntk_alpha").value_or(false);
+  Node rope_defaults = r_.optObject(rope, "default_parameters");
+  if (rope_defaults.value)
+    f.rope.default_parameters = *rope_defaults.value;
   Node nope = r_.optObject(rope, "nope");
   r_.onlyKeys(nope, {"rule", "when_key", "key", "interval_key", "interval"});
   if (nope.value) {

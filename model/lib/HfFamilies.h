@@ -18,6 +18,8 @@
 
 #include "attnc/Model/ModelConfig.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -124,6 +126,9 @@ struct FamilyRope {
   /// "dynamic" scaling with an `alpha` key is a fixed base,
   /// theta * alpha^(Dqk / (Dqk - 2)) (Hunyuan's NTK alpha).
   bool ntk_alpha = false;
+  /// The rope_parameters the config class sets when config.json has none
+  /// (no rope_parameters, rope_scaling or rope_theta); null: none.
+  nlohmann::json default_parameters;
   NopeRule nope = NopeRule::None;
   std::string nope_when_key;
   std::string nope_key, nope_interval_key;

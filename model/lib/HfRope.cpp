@@ -86,6 +86,12 @@ RopeConfig HfImporter::readRope(const std::string &kind_name,
   // transformers v5 moves theta and scaling into rope_parameters, which for
   // models with per-layer-type rope (Gemma 3) is keyed by layer type.
   Node params = r_.optObject(text_, "rope_parameters");
+  // A config class that fills rope_parameters in when config.json says
+  // nothing of rope (CWM: llama3 scaling) gives its default here.
+  if (!params.value && !text_.has("rope_scaling") && !text_.has("rope_theta") &&
+      family_ && family_->rope.default_parameters.is_object())
+    params = Node{&family_->rope.default_parameters,
+                  "rope_parameters (the family's default)"};
   Node kind_params = params;
   bool per_kind = false;
   if (const json *sub = params.get(kind_name)) {

@@ -24,6 +24,16 @@ from attnc_cpu_helpers import REPO
 
 transformers = pytest.importorskip("transformers", reason="transformers not installed")
 
+# The family table follows transformers 5.24 (the reference it was read
+# from); older releases differ on purpose-built points (5.17: MiMo's window
+# is sliding_window, not sliding_window_size + 1; no legacy layer-type names;
+# MiniMax-M2's rotary_dim ignored), so they are not the ground truth.
+_VERSION = tuple(int(part) for part in transformers.__version__.split(".")[:2]
+                 if part.isdigit())
+if _VERSION < (5, 24):
+    pytest.skip(f"transformers {transformers.__version__}: the family table follows 5.24",
+                allow_module_level=True)
+
 CONFIGS = sorted((REPO / "test" / "model" / "configs" / "hf").glob("*.json"))
 ATTNC = REPO / "build" / "bin" / "attnc"
 
@@ -67,11 +77,13 @@ def test_attnc_agrees_with_the_transformers_config_class(path):
     slots = ["skip"] * n
     for kind in spec["layer_kinds"]:
         for layer in kind["layers"]:
-            slots[layer] = "sliding" if kind["name"].startswith("sliding") else "full"
+            slots[layer] = ("sliding" if kind["name"].startswith("sliding") else
+                            "chunked" if kind["name"].startswith("chunked") else "full")
 
     layer_types = getattr(text, "layer_types", None)
     if layer_types is not None and model_type != "minimax":
         theirs = ["sliding" if t == "sliding_attention" else
+                  "chunked" if t == "chunked_attention" else
                   "full" if t == "full_attention" else "skip" for t in layer_types]
         assert theirs == slots
     sliding_window = getattr(text, "sliding_window", None)

@@ -56,11 +56,16 @@ BLOCK_SIZE = 16
 #: relative rounding of q, k, v, the softmax weights and the output); with
 #: O(1) logits an output element moves by a few of those. A wrong
 #: convention (rope pairs, norm style, scale, window, gate) moves it by
-#: O(1) x rms. The reference backend computes in float32 against the
-#: module's float32: agreement to float32 rounding, far tighter.
+#: O(1) x rms. An element also may move by a fraction of its own size
+#: (max_relative): the bf16 roundings of q and k change every logit by about
+#: 2^-8 of its size, so a row whose softmax is peaked on large logits moves
+#: its large outputs by up to a few 2^-8 of themselves (seen on the H200:
+#: qwen3_next, an element of 5.2 x rms off by 1.2 % of itself, while the
+#: relative L2 error was 3.5e-3). The reference backend computes in float32
+#: against the module's float32: agreement to float32 rounding, far tighter.
 BOUNDS = {
-    "kernels": dict(rel_l2=1.5e-2, max_over_rms=6e-2),
-    "reference": dict(rel_l2=1e-4, max_over_rms=1e-3),
+    "kernels": dict(rel_l2=1.5e-2, max_over_rms=6e-2, max_relative=2.0 ** -6),
+    "reference": dict(rel_l2=1e-4, max_over_rms=1e-3, max_relative=1e-4),
 }
 
 
@@ -710,8 +715,8 @@ def _dtype(param: Dict[str, Any]):
 
 def compare(name: str, actual: torch.Tensor, expected: torch.Tensor, backend: str) -> float:
     """Fails on any NaN/Inf, on a relative L2 error over the bound, or an
-    element off by more than max_over_rms x rms(expected). Returns the
-    largest |error| / rms."""
+    element off by more than max_over_rms x rms(expected) + max_relative x
+    |its expected value|. Returns the largest |error| / rms."""
     bound = BOUNDS[backend]
     assert actual.shape == expected.shape, (name, tuple(actual.shape), tuple(expected.shape))
     ref.assert_finite(name, actual)
@@ -722,11 +727,15 @@ def compare(name: str, actual: torch.Tensor, expected: torch.Tensor, backend: st
     diff = (a - e).abs()
     rel = float(diff.norm() / e.norm())
     worst = float(diff.max()) / rms
-    if rel >= bound["rel_l2"] or worst >= bound["max_over_rms"]:
-        index = tuple(int(i) for i in (diff == diff.max()).nonzero()[0])
+    # how far each element is past its bound (> 0: over)
+    excess = diff - (bound["max_over_rms"] * rms + bound["max_relative"] * e.abs())
+    if rel >= bound["rel_l2"] or bool((excess > 0).any()):
+        index = tuple(int(i) for i in (excess == excess.max()).nonzero()[0])
         raise AssertionError(
             f"{name}: relative L2 error {rel:.2e} (bound {bound['rel_l2']:.0e}), "
-            f"max error {worst:.2e} x rms (bound {bound['max_over_rms']:.0e}); worst at "
+            f"an element off by more than {bound['max_over_rms']:.0e} x rms + "
+            f"{bound['max_relative']:.1e} x |itself| (largest error {worst:.2e} x rms); "
+            f"worst at "
             f"[token, head, dim] {index}: attnc {float(a[index]):.5f}, Hugging Face "
             f"{float(e[index]):.5f} (rms {rms:.4f})")
     return worst

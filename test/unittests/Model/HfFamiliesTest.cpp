@@ -657,6 +657,31 @@ TEST(FamilyRules, FalconNewDecoderArchitectureReadsNumKvHeads) {
   EXPECT_EQ(c->kinds[0].heads.qk_head_dim, 64);
 }
 
+// CwmConfig sets llama3 scaling (factor 16, low 1, high 4, original 8192,
+// theta 1e6) when config.json has no rope key at all; a config that states
+// its rope keeps what it states.
+TEST(FamilyRules, CwmWithoutRopeKeysTakesItsClassDefaultScaling) {
+  json cwm = fileJson("cwm.json");
+  for (const char *key : {"rope_parameters", "rope_scaling", "rope_theta"})
+    cwm.erase(key);
+  Result<ModelConfig> c = importJson(cwm);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  for (const LayerKind &kind : c->kinds) {
+    const RopeScaling &s = kind.rope.scaling;
+    EXPECT_EQ(s.kind, RopeScalingKind::Llama3) << kind.name;
+    EXPECT_EQ(s.factor, 16.0);
+    EXPECT_EQ(s.low_freq_factor, 1.0);
+    EXPECT_EQ(s.high_freq_factor, 4.0);
+    EXPECT_EQ(s.original_max_position, 8192);
+    EXPECT_EQ(kind.rope.theta, 1e6);
+  }
+  cwm["rope_theta"] = 5e5;
+  c = importJson(cwm);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->kinds[0].rope.scaling.kind, RopeScalingKind::None);
+  EXPECT_EQ(c->kinds[0].rope.theta, 5e5);
+}
+
 TEST(FamilyRules, Llama4ChunkedRopeLayersAndNopeLayersWithTemperature) {
   // With attention_chunk_size 8192 the rope layers attend within chunks;
   // every 4th layer (3, 7, ...) is full, NoPE, with the attention
