@@ -490,7 +490,8 @@ def batches(calls_per_batch: List[List[Call]], layer: int, kind: Dict[str, Any],
 REFERENCE_KEYS = {"name", "layers", "num_q_heads", "num_kv_heads", "qk_head_dim",
                   "v_head_dim", "gate", "qk_norm", "qk_norm_scope", "qk_norm_bias",
                   "norm_eps", "norm_before_rope", "rope", "sliding_window", "sinks",
-                  "softmax_scale", "logit_softcap", "value_scale", "query_temperature"}
+                  "softmax_scale", "logit_softcap", "value_scale", "query_temperature",
+                  "attention_chunk"}
 SCALING_KINDS = {"none", "linear", "llama3", "yarn", "longrope"}
 
 
@@ -636,7 +637,8 @@ class ReferenceLayer:
             values.append(self.v_cache[b, o])
         out = ref.attention_reference(
             queries, keys, values, softmax_scale=kind["softmax_scale"],
-            sliding_window=kind.get("sliding_window", 0), sinks=self.sinks,
+            sliding_window=kind.get("sliding_window", 0),
+            attention_chunk=kind.get("attention_chunk", 0), sinks=self.sinks,
             logit_softcap=kind.get("logit_softcap", 0.0),
             value_scale=kind.get("value_scale", 1.0))
         if gate is not None:

@@ -317,14 +317,16 @@ FAMILIES: Dict[str, Dict[str, Any]] = {
                     sliding_window=None, rms_norm_eps=1e-6),
     # Llama-4-Scout (text): 40/8 -> 5/1 heads of 128, every 4th layer NoPE,
     # L2 q/k norm on rope layers, attention temperature on NoPE layers,
-    # chunked attention (8192 -> 16 local windows) on rope layers.
+    # chunked attention (8192 -> 16, so the 19- and 41-token prompts and
+    # their decode steps cross chunk boundaries) on rope layers; floor_scale
+    # 8192 -> 8, so the temperature grows within the prompts.
     "llama4_text": dict(_SMALL, model_type="llama4_text", hidden_size=640, head_dim=128,
                         num_attention_heads=5, num_key_value_heads=1, num_hidden_layers=4,
                         no_rope_layers=[1, 1, 1, 0], use_qk_norm=True,
-                        attn_temperature_tuning=True, floor_scale=8192, attn_scale=0.1,
+                        attn_temperature_tuning=True, floor_scale=8, attn_scale=0.1,
                         rope_theta=500000.0, num_local_experts=4, num_experts_per_tok=1,
                         intermediate_size_mlp=128, interleave_moe_layer_step=1,
-                        attention_chunk_size=8192,
+                        attention_chunk_size=16,
                         rope_scaling={"factor": 16.0, "high_freq_factor": 1.0,
                                       "low_freq_factor": 1.0,
                                       "original_max_position_embeddings": 8192,
