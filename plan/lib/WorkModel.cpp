@@ -26,6 +26,9 @@ Status checkShape(const LayerWorkShape &shape) {
   if (shape.block_size < 1)
     return Status("block_size",
                   "must be >= 1, got " + std::to_string(shape.block_size));
+  if (shape.attention_chunk < 0)
+    return Status("attention_chunk", "must be >= 0 (0: no chunks), got " +
+                                         std::to_string(shape.attention_chunk));
   if (shape.sliding_window < 0)
     return Status("sliding_window", "must be >= 0 (0: no window), got " +
                                         std::to_string(shape.sliding_window));
@@ -91,14 +94,19 @@ Result<AttentionTraffic> attentionTraffic(const LayerWorkShape &shape) {
   return traffic;
 }
 
-int64_t visibleKeys(int64_t position, int64_t window) {
+int64_t visibleKeys(int64_t position, int64_t window, int64_t chunk) {
   int64_t keys = position + 1;
+  if (chunk > 0)
+    keys = std::min(keys, position % chunk + 1);
   return window > 0 ? std::min(keys, window) : keys;
 }
 
-int64_t causalQueryKeyPairs(int64_t tokens, int64_t window) {
+int64_t causalQueryKeyPairs(int64_t tokens, int64_t window, int64_t chunk) {
   if (tokens <= 0)
     return 0;
+  if (chunk > 0 && tokens > chunk)
+    return (tokens / chunk) * causalQueryKeyPairs(chunk, window) +
+           causalQueryKeyPairs(tokens % chunk, window);
   if (window <= 0 || tokens <= window)
     return tokens * (tokens + 1) / 2;
   return window * (window + 1) / 2 + (tokens - window) * window;
@@ -160,12 +168,14 @@ Result<KernelWork> attentionWork(const LayerWorkShape &shape,
   // Per sequence: the keys read, the (query, key) pairs, the query tokens.
   int64_t keysRead, pairs, queries;
   if (workload.phase == Phase::Decode) {
-    keysRead = visibleKeys(workload.context - 1, shape.sliding_window);
+    keysRead = visibleKeys(workload.context - 1, shape.sliding_window,
+                           shape.attention_chunk);
     pairs = keysRead;
     queries = 1;
   } else {
     keysRead = workload.context;
-    pairs = causalQueryKeyPairs(workload.context, shape.sliding_window);
+    pairs = causalQueryKeyPairs(workload.context, shape.sliding_window,
+                                shape.attention_chunk);
     queries = workload.context;
   }
   int64_t pages = (keysRead + shape.block_size - 1) / shape.block_size;

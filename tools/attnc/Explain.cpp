@@ -258,8 +258,10 @@ Result<json> explainModel(const ModelConfig &config,
                  kernel.abi.dynamic_shared_memory_bytes}};
       plan::LayerWorkShape shape;
       shape.heads = heads;
-      shape.rope = kind.rope.style != RopeStyle::None;
+      shape.rope = kind.rope.style != RopeStyle::None ||
+                   kind.query_temperature.floor_scale > 0;
       shape.sliding_window = kind.sliding_window;
+      shape.attention_chunk = kind.attention_chunk;
       std::optional<plan::KernelWork> work;
 
       if (kernel.kind == "preprocess") {

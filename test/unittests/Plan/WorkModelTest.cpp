@@ -67,6 +67,17 @@ TEST(WorkModel, VisibleKeysAndCausalPairs) {
   EXPECT_EQ(causalQueryKeyPairs(10, 0), 55);
   // Window 4: 1 + 2 + 3 + 4 + 6 * 4 = 34.
   EXPECT_EQ(causalQueryKeyPairs(10, 4), 34);
+  // Chunks of 4: positions 0..9 see 1 2 3 4 1 2 3 4 1 2 keys = 23; the
+  // decode query at position 9 sees 9 % 4 + 1 = 2 keys.
+  EXPECT_EQ(causalQueryKeyPairs(10, 0, 4), 23);
+  EXPECT_EQ(visibleKeys(9, 0, 4), 2);
+  EXPECT_EQ(visibleKeys(8191, 0, 8192), 8192);
+  EXPECT_EQ(visibleKeys(32767, 0, 8192), 8192);
+  EXPECT_EQ(visibleKeys(32768, 0, 8192), 1);
+  // Chunks of 4 and a window of 3: 1 2 3 3 1 2 3 3 1 2 = 21.
+  EXPECT_EQ(causalQueryKeyPairs(10, 3, 4), 21);
+  // A chunk no shorter than the prefill changes nothing.
+  EXPECT_EQ(causalQueryKeyPairs(10, 0, 10), 55);
   // A window no shorter than the prefill changes nothing.
   EXPECT_EQ(causalQueryKeyPairs(10, 10), 55);
   EXPECT_EQ(causalQueryKeyPairs(10, 11), 55);

@@ -48,8 +48,11 @@ struct LayerWorkShape {
   int64_t activation_bytes = 2; ///< bytes per activation element (2 or 4)
   int64_t cache_bytes = 2;      ///< bytes per KV-cache element (2, fp8: 1)
   int64_t block_size = 16;      ///< tokens per KV-cache page
-  bool rope = false;            ///< preprocess reads positions
+  bool rope = false;            ///< preprocess reads positions (rope, or
+                                ///< Llama 4's query temperature)
   int64_t sliding_window = 0;   ///< keys a query sees at most; 0 = unlimited
+  /// Chunked attention: position p sees keys [p - p % chunk, p]; 0 = none.
+  int64_t attention_chunk = 0;
 };
 
 /// Bytes the preprocess kernel moves per token.
@@ -76,14 +79,18 @@ Result<PreprocessTraffic> preprocessTraffic(const LayerWorkShape &shape);
 Result<AttentionTraffic> attentionTraffic(const LayerWorkShape &shape);
 
 /// Keys the query at 0-based position `position` sees: position + 1, at
-/// most `window` when window > 0.
-int64_t visibleKeys(int64_t position, int64_t window);
+/// most `window` when window > 0, and at most position % chunk + 1 (its
+/// chunk's keys) when chunk > 0.
+int64_t visibleKeys(int64_t position, int64_t window, int64_t chunk = 0);
 
 /// (query, key) pairs of a causal prefill of `tokens` tokens: the sum of
-/// visibleKeys(p, window) over p in [0, tokens). Without a window
+/// visibleKeys(p, window, chunk) over p in [0, tokens). Without a window
 /// tokens * (tokens + 1) / 2; with one (tokens > window)
-/// window * (window + 1) / 2 + (tokens - window) * window.
-int64_t causalQueryKeyPairs(int64_t tokens, int64_t window);
+/// window * (window + 1) / 2 + (tokens - window) * window. With chunks every
+/// chunk repeats the pattern of a prefill of `chunk` tokens (a query sees
+/// min(window, p % chunk + 1) keys): tokens / chunk such prefills and one
+/// of tokens % chunk.
+int64_t causalQueryKeyPairs(int64_t tokens, int64_t window, int64_t chunk = 0);
 
 /// Decode step or prefill.
 enum class Phase { Decode, Prefill };
