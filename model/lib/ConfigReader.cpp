@@ -146,6 +146,26 @@ const json *Reader::optArray(const Node &node, const std::string &key) {
   return value;
 }
 
+std::optional<std::vector<double>>
+Reader::optPositiveList(const Node &node, const std::string &key) {
+  const json *list = optArray(node, key);
+  if (!list)
+    return std::nullopt;
+  std::vector<double> values;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const std::string path = indexPath(node.at(key), i);
+    std::optional<double> value = asNumber((*list)[i], path);
+    if (!value)
+      return std::nullopt;
+    if (!(*value > 0)) {
+      fail(path, "must be > 0 (got " + formatNumber(*value) + ")");
+      return std::nullopt;
+    }
+    values.push_back(*value);
+  }
+  return values;
+}
+
 void Reader::onlyKeys(const Node &node,
                       std::initializer_list<const char *> allowed) {
   if (!node.value)

@@ -106,6 +106,10 @@ public:
   /// The member object `key`; a Node with value == nullptr when absent.
   Node optObject(const Node &node, const std::string &key);
   const json *optArray(const Node &node, const std::string &key);
+  /// The array `key` of numbers > 0 (longrope's factors); std::nullopt when
+  /// absent or invalid (failed() tells which).
+  std::optional<std::vector<double>> optPositiveList(const Node &node,
+                                                     const std::string &key);
 
   /// Refuses keys outside `allowed` (spec form only: a misspelt optional key
   /// would otherwise silently take its default). Keys starting with '_' are

@@ -306,8 +306,11 @@ void HfImporter::readLongRope(const Node &source, RopeScaling &scaling,
                    static_cast<double>(scaling.original_max_position);
   if (!(scaling.factor > 0))
     scaling.factor = 1.0;
-  for (const char *key : {"short_factor", "long_factor"}) {
-    const json *list = r_.optArray(source, key);
+  for (auto [key, values] :
+       {std::pair<const char *, std::vector<double> *>{"short_factor",
+                                                       &scaling.short_factor},
+        {"long_factor", &scaling.long_factor}}) {
+    std::optional<std::vector<double>> list = r_.optPositiveList(source, key);
     if (r_.failed())
       return;
     const std::string path = source.at(key);
@@ -321,20 +324,7 @@ void HfImporter::readLongRope(const Node &source, RopeScaling &scaling,
                         std::to_string(list->size()) + ")");
       return;
     }
-    std::vector<double> &values = std::string(key) == "short_factor"
-                                      ? scaling.short_factor
-                                      : scaling.long_factor;
-    for (std::size_t i = 0; i < list->size(); ++i) {
-      std::optional<double> v = r_.asNumber((*list)[i], indexPath(path, i));
-      if (!v)
-        return;
-      if (!(*v > 0)) {
-        r_.fail(indexPath(path, i),
-                "must be > 0 (got " + formatNumber(*v) + ")");
-        return;
-      }
-      values.push_back(*v);
-    }
+    *values = std::move(*list);
   }
   scaling.attention_factor = r_.positive(source, "attention_factor", 0.0);
   // PhiMoE: short_mscale / long_mscale replace the attention factor, per

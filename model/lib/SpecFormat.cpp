@@ -352,33 +352,15 @@ RopeConfig SpecImporter::readRope(const Node &node, int64_t qk_head_dim) {
   s.truncate = r_.optBool(scaling, "truncate").value_or(true);
   s.attention_factor = r_.nonNegative(scaling, "attention_factor", 0.0);
   // longrope's divisors: rotary_dim / 2 positive numbers each.
+  const bool longrope = s.kind == RopeScalingKind::LongRope;
+  const std::size_t half = static_cast<std::size_t>(rope.rotary_dim / 2);
   for (auto [key, list] : {std::pair<const char *, std::vector<double> *>{
                                "short_factor", &s.short_factor},
                            {"long_factor", &s.long_factor}}) {
-    const json *values = r_.optArray(scaling, key);
+    std::optional<std::vector<double>> values = r_.optPositiveList(scaling, key);
     if (r_.failed())
       return rope;
-    if (!values)
-      continue;
-    for (std::size_t i = 0; i < values->size(); ++i) {
-      std::string path = scaling.at(key) + "[" + std::to_string(i) + "]";
-      std::optional<double> value = r_.asNumber((*values)[i], path);
-      if (r_.failed())
-        return rope;
-      if (!(*value > 0)) {
-        r_.fail(path, "must be > 0 (got " + formatNumber(*value) + ")");
-        return rope;
-      }
-      list->push_back(*value);
-    }
-  }
-  if (r_.failed())
-    return rope;
-  bool longrope = s.kind == RopeScalingKind::LongRope;
-  const std::size_t half = static_cast<std::size_t>(rope.rotary_dim / 2);
-  for (auto [key, list] : {std::pair<const char *, const std::vector<double> *>{
-                               "short_factor", &s.short_factor},
-                           {"long_factor", &s.long_factor}}) {
+    *list = values.value_or(std::vector<double>());
     if (!longrope && !list->empty())
       r_.fail(scaling.at(key), "only allowed with kind \"longrope\"");
     else if (longrope && list->size() != half)
