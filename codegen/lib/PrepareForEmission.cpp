@@ -90,13 +90,14 @@ void computeRopeTable(int64_t rotaryDim, double theta, RopeScalingAttr scaling,
       double wavelen = 2.0 * M_PI / f;
       if (wavelen < highWavelen)
         continue;
-      // Equal factors (Llama 4): no band between the two, wavelen ==
-      // lowWavelen stays unscaled (transformers' band is then empty too).
-      if (wavelen > lowWavelen || lowWavelen == highWavelen) {
-        if (wavelen > lowWavelen)
-          f /= factor;
+      if (wavelen > lowWavelen) {
+        f /= factor;
         continue;
       }
+      // Equal factors (Llama 4) leave no band between the two: wavelen ==
+      // lowWavelen stays unscaled instead of dividing by zero.
+      if (lowWavelen == highWavelen)
+        continue;
       double smooth = (original / wavelen - scaling.getLowFreqFactor()) /
                       (scaling.getHighFreqFactor() - scaling.getLowFreqFactor());
       f = (1.0 - smooth) * f / factor + smooth * f;

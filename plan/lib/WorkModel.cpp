@@ -35,6 +35,13 @@ Status checkShape(const LayerWorkShape &shape) {
   return Status();
 }
 
+/// The fused layout of a shape whose fields checkShape accepts.
+Result<FusedLayout> checkedLayout(const LayerWorkShape &shape) {
+  if (Status s = checkShape(shape); !s.ok())
+    return s;
+  return computeFusedLayout(shape.heads);
+}
+
 /// Columns of the gate per token (0 without a gate).
 int64_t gateColumns(const FusedLayout &layout) {
   const Segment *gate = layout.find(SegmentKind::Gate);
@@ -59,9 +66,7 @@ KernelWork finish(double read, double written, double flops,
 } // namespace
 
 Result<PreprocessTraffic> preprocessTraffic(const LayerWorkShape &shape) {
-  if (Status s = checkShape(shape); !s.ok())
-    return s;
-  Result<FusedLayout> layout = computeFusedLayout(shape.heads);
+  Result<FusedLayout> layout = checkedLayout(shape);
   if (!layout)
     return layout.status();
   const HeadShape &h = shape.heads;
@@ -76,9 +81,7 @@ Result<PreprocessTraffic> preprocessTraffic(const LayerWorkShape &shape) {
 }
 
 Result<AttentionTraffic> attentionTraffic(const LayerWorkShape &shape) {
-  if (Status s = checkShape(shape); !s.ok())
-    return s;
-  Result<FusedLayout> layout = computeFusedLayout(shape.heads);
+  Result<FusedLayout> layout = checkedLayout(shape);
   if (!layout)
     return layout.status();
   const HeadShape &h = shape.heads;

@@ -70,6 +70,15 @@ KernelBinary binaryOf(const std::string &arch, const CacheLookup &lookup) {
   binary.report = lookup.report;
   return binary;
 }
+
+/// A kernel set of the binaries, shared (every Context entry point's end).
+Result<std::shared_ptr<const KernelSet>>
+sharedSet(std::vector<KernelAbi> kernels, std::vector<KernelBinary> binaries) {
+  auto set = KernelSet::create(std::move(kernels), std::move(binaries));
+  if (!set)
+    return set.status();
+  return std::make_shared<const KernelSet>(std::move(*set));
+}
 } // namespace
 
 CompileRequest Context::request(const std::string &source,
@@ -98,10 +107,7 @@ Context::findCompiled(const std::string &source, std::vector<KernelAbi> kernels,
       return std::shared_ptr<const KernelSet>();
     binaries.push_back(binaryOf(arch, *lookup));
   }
-  auto set = KernelSet::create(std::move(kernels), std::move(binaries));
-  if (!set)
-    return set.status();
-  return std::make_shared<const KernelSet>(std::move(*set));
+  return sharedSet(std::move(kernels), std::move(binaries));
 }
 
 Result<std::shared_ptr<const KernelSet>>
@@ -116,10 +122,7 @@ Context::setFromCache(std::vector<KernelAbi> kernels,
       return std::shared_ptr<const KernelSet>();
     found.push_back(binaryOf(ref.arch, *lookup));
   }
-  auto set = KernelSet::create(std::move(kernels), std::move(found));
-  if (!set)
-    return set.status();
-  return std::make_shared<const KernelSet>(std::move(*set));
+  return sharedSet(std::move(kernels), std::move(found));
 }
 
 Result<std::shared_ptr<const KernelSet>>
@@ -139,10 +142,7 @@ Context::compile(const std::string &source, std::vector<KernelAbi> kernels,
       return lookup.status();
     binaries.push_back(binaryOf(arch, *lookup));
   }
-  auto set = KernelSet::create(std::move(kernels), std::move(binaries));
-  if (!set)
-    return set.status();
-  return std::make_shared<const KernelSet>(std::move(*set));
+  return sharedSet(std::move(kernels), std::move(binaries));
 }
 
 Result<std::shared_ptr<const KernelSet>>
