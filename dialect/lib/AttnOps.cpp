@@ -826,6 +826,258 @@ LogicalResult FusedPreprocessOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// MLA: mla_preprocess, latent_attention, varlen_attention, latent_gather
+//===----------------------------------------------------------------------===//
+
+/// The latent cache: [num_blocks, block_size, width] of the activation type
+/// or f8E4M3FN, with its scale present exactly when it is fp8.
+static LogicalResult verifyLatentCache(Operation *op, RankedTensorType cache,
+                                       int64_t width, Type activationType,
+                                       Value scale) {
+  if (failed(checkShape(op, "latent_cache", cache, {kAny, kAny, width},
+                        "num_blocks x block_size x kv_lora_rank + "
+                        "rope_head_dim")))
+    return failure();
+  Type element = cache.getElementType();
+  if (element != activationType && !isa<Float8E4M3FNType>(element))
+    return op->emitOpError() << "latent_cache element type must be the "
+                                "activation type ("
+                             << activationType << ") or f8E4M3FN, got "
+                             << element;
+  bool fp8 = isa<Float8E4M3FNType>(element);
+  if (fp8 && !scale)
+    return op->emitOpError() << "an f8E4M3FN latent_cache needs the "
+                                "cache_scale operand";
+  if (!fp8 && scale)
+    return op->emitOpError() << "cache_scale is only allowed with an "
+                                "f8E4M3FN latent_cache, the cache is "
+                             << element;
+  if (scale) {
+    auto type = cast<RankedTensorType>(scale.getType());
+    if (type.getRank() != 0 || !type.getElementType().isF32())
+      return op->emitOpError() << "cache_scale must be tensor<f32>, got "
+                               << type;
+  }
+  return success();
+}
+
+LogicalResult MlaPreprocessOp::verify() {
+  Operation *op = getOperation();
+  int64_t heads = signedValue(getNumHeadsAttr());
+  int64_t rank = signedValue(getKvLoraRankAttr());
+  int64_t rope = signedValue(getRopeHeadDimAttr());
+  if (failed(checkAtLeast(op, "num_heads", heads, 1)) ||
+      failed(checkAtLeast(op, "kv_lora_rank", rank, 1)) ||
+      failed(checkAtLeast(op, "rope_head_dim", rope, 2)))
+    return failure();
+  if (rope % 2 != 0)
+    return emitOpError() << "rope_head_dim must be even (rotated in pairs), "
+                            "got "
+                         << rope;
+  auto kvType = cast<RankedTensorType>(getKvA().getType());
+  auto qType = cast<RankedTensorType>(getQRope().getType());
+  auto weightType = cast<RankedTensorType>(getKvNormWeight().getType());
+  Type element = kvType.getElementType();
+  if (failed(checkActivationType(op, "kv_a", element)) ||
+      failed(checkShape(op, "kv_a", kvType, {kAny, rank + rope},
+                        "tokens x kv_lora_rank + rope_head_dim")) ||
+      failed(checkShape(op, "q_rope", qType, {kAny, heads, rope},
+                        "tokens x num_heads x rope_head_dim")) ||
+      failed(checkSameElementType(op, "q_rope", qType.getElementType(),
+                                  "kv_a", element)) ||
+      failed(checkSameDim(op, qType, "q_rope", kvType, "kv_a", 0, 0,
+                          "token count (dim 0)")) ||
+      failed(checkShape(op, "kv_norm_weight", weightType, {rank},
+                        "one weight per latent value")) ||
+      failed(checkSameElementType(op, "kv_norm_weight",
+                                  weightType.getElementType(), "kv_a",
+                                  element)))
+    return failure();
+  auto slotsType = cast<RankedTensorType>(getSlotMapping().getType());
+  auto positionsType = cast<RankedTensorType>(getPositions().getType());
+  if (failed(checkIndexTensor(op, "slot_mapping", slotsType, 1)) ||
+      failed(checkSameDim(op, slotsType, "slot_mapping", kvType, "kv_a", 0, 0,
+                          "token count (dim 0)")) ||
+      failed(checkIndexTensor(op, "positions", positionsType, 1)) ||
+      failed(checkSameDim(op, positionsType, "positions", kvType, "kv_a", 0,
+                          0, "token count (dim 0)")))
+    return failure();
+  if (failed(verifyLatentCache(
+          op, cast<RankedTensorType>(getLatentCache().getType()), rank + rope,
+          element, getCacheScale())))
+    return failure();
+  double eps = getNormEps().convertToDouble();
+  if (!(eps > 0) || !std::isfinite(eps))
+    return emitOpError() << "norm_eps must be a positive finite number, got "
+                         << formatDouble(eps);
+  double latentScale = getLatentScale().convertToDouble();
+  if (!(latentScale > 0) || !std::isfinite(latentScale))
+    return emitOpError() << "latent_scale must be a positive finite number, "
+                            "got "
+                         << formatDouble(latentScale);
+  RopeStyle style = getRopeStyle();
+  if (getRopeDeinterleave() && style != RopeStyle::gptj)
+    return emitOpError() << "rope_deinterleave needs rope_style gptj (it "
+                            "reads interleaved pairs), got "
+                         << stringifyRopeStyle(style);
+  double theta = getTheta().convertToDouble();
+  if (!(theta > 0) || !std::isfinite(theta))
+    return emitOpError() << "theta must be a positive finite number, got "
+                         << formatDouble(theta);
+  if (RopeScalingAttr scaling = getScalingAttr();
+      scaling && scaling.getShortFactor() &&
+      static_cast<int64_t>(scaling.getShortFactor().size()) != rope / 2)
+    return emitOpError() << "longrope short_factor and long_factor must have "
+                            "rope_head_dim / 2 ("
+                         << rope / 2 << ") values, got "
+                         << scaling.getShortFactor().size();
+  return success();
+}
+
+/// Ragged batch indices shared by the MLA attention ops.
+static LogicalResult verifyPagedBatch(Operation *op, Value blockTables,
+                                      Value seqLens, Value queryStartLoc) {
+  auto tablesType = cast<RankedTensorType>(blockTables.getType());
+  auto seqLensType = cast<RankedTensorType>(seqLens.getType());
+  auto startType = cast<RankedTensorType>(queryStartLoc.getType());
+  if (failed(checkIndexTensor(op, "block_tables", tablesType, 2)) ||
+      failed(checkIndexTensor(op, "seq_lens", seqLensType, 1)) ||
+      failed(checkIndexTensor(op, "query_start_loc", startType, 1)) ||
+      failed(checkSameDim(op, seqLensType, "seq_lens", tablesType,
+                          "block_tables", 0, 0, "sequence count (dim 0)")))
+    return failure();
+  int64_t sequences = seqLensType.getDimSize(0);
+  int64_t starts = startType.getDimSize(0);
+  if (sequences != kAny && starts != kAny && starts != sequences + 1)
+    return op->emitOpError() << "query_start_loc must have one more entry "
+                                "than seq_lens ("
+                             << sequences + 1 << "), got " << starts;
+  return success();
+}
+
+static LogicalResult checkSoftmaxScale(Operation *op, double scale) {
+  if (scale > 0 && std::isfinite(scale))
+    return success();
+  return op->emitOpError() << "softmax_scale must be a positive finite "
+                              "number, got "
+                           << formatDouble(scale);
+}
+
+LogicalResult LatentAttentionOp::verify() {
+  Operation *op = getOperation();
+  auto queryType = cast<RankedTensorType>(getQuery().getType());
+  auto cacheType = cast<RankedTensorType>(getLatentCache().getType());
+  auto outputType = cast<RankedTensorType>(getOutput().getType());
+  int64_t rank = signedValue(getKvLoraRankAttr());
+  if (failed(checkAtLeast(op, "kv_lora_rank", rank, 1)))
+    return failure();
+  if (queryType.getRank() != 3)
+    return emitOpError() << "query must have rank 3 [tokens, num_heads, "
+                            "kv_lora_rank + rope_head_dim], got "
+                         << queryType;
+  Type element = queryType.getElementType();
+  int64_t width = queryType.getDimSize(2);
+  if (failed(checkActivationType(op, "query", element)))
+    return failure();
+  if (width != kAny && width <= rank)
+    return emitOpError() << "query head dim (" << width
+                         << ") must exceed kv_lora_rank (" << rank
+                         << "): it is kv_lora_rank + rope_head_dim";
+  if (failed(verifyLatentCache(op, cacheType, width, element,
+                               getCacheScale())) ||
+      failed(checkShape(op, "output", outputType,
+                        {queryType.getDimSize(0), queryType.getDimSize(1),
+                         rank},
+                        "tokens x num_heads x kv_lora_rank")) ||
+      failed(checkSameElementType(op, "output", outputType.getElementType(),
+                                  "query", element)) ||
+      failed(verifyPagedBatch(op, getBlockTables(), getSeqLens(),
+                              getQueryStartLoc())))
+    return failure();
+  return checkSoftmaxScale(op, getSoftmaxScale().convertToDouble());
+}
+
+LogicalResult VarlenAttentionOp::verify() {
+  Operation *op = getOperation();
+  auto queryType = cast<RankedTensorType>(getQuery().getType());
+  auto keyType = cast<RankedTensorType>(getKey().getType());
+  auto valueType = cast<RankedTensorType>(getValue().getType());
+  auto outputType = cast<RankedTensorType>(getOutput().getType());
+  for (auto [name, type] :
+       {std::pair<StringRef, RankedTensorType>{"query", queryType},
+        {"key", keyType},
+        {"value", valueType}})
+    if (type.getRank() != 3)
+      return emitOpError() << name
+                           << " must have rank 3 [tokens, heads, head_dim], "
+                              "got "
+                           << type;
+  Type element = queryType.getElementType();
+  if (failed(checkActivationType(op, "query", element)) ||
+      failed(checkSameElementType(op, "key", keyType.getElementType(), "query",
+                                  element)) ||
+      failed(checkSameElementType(op, "value", valueType.getElementType(),
+                                  "query", element)) ||
+      failed(checkSameDim(op, keyType, "key", valueType, "value", 0, 0,
+                          "token count (dim 0)")) ||
+      failed(checkSameDim(op, keyType, "key", valueType, "value", 1, 1,
+                          "num_kv_heads (dim 1)")) ||
+      failed(checkSameDim(op, keyType, "key", queryType, "query", 2, 2,
+                          "qk_head_dim (dim 2)")))
+    return failure();
+  int64_t numQHeads = queryType.getDimSize(1);
+  int64_t numKvHeads = keyType.getDimSize(1);
+  if (numKvHeads != kAny &&
+      (numKvHeads < 1 || (numQHeads != kAny && numQHeads % numKvHeads != 0)))
+    return emitOpError() << "num_q_heads (query dim 1, "
+                         << describeDim(numQHeads)
+                         << ") must be divisible by num_kv_heads (key dim 1, "
+                         << numKvHeads << ")";
+  if (failed(checkShape(op, "output", outputType,
+                        {queryType.getDimSize(0), numQHeads,
+                         valueType.getDimSize(2)},
+                        "tokens_q x num_q_heads x v_head_dim")) ||
+      failed(checkSameElementType(op, "output", outputType.getElementType(),
+                                  "query", element)))
+    return failure();
+  auto cuQ = cast<RankedTensorType>(getCuSeqlensQ().getType());
+  auto cuK = cast<RankedTensorType>(getCuSeqlensK().getType());
+  if (failed(checkIndexTensor(op, "cu_seqlens_q", cuQ, 1)) ||
+      failed(checkIndexTensor(op, "cu_seqlens_k", cuK, 1)) ||
+      failed(checkSameDim(op, cuQ, "cu_seqlens_q", cuK, "cu_seqlens_k", 0, 0,
+                          "sequence count + 1 (dim 0)")))
+    return failure();
+  return checkSoftmaxScale(op, getSoftmaxScale().convertToDouble());
+}
+
+LogicalResult LatentGatherOp::verify() {
+  Operation *op = getOperation();
+  auto cacheType = cast<RankedTensorType>(getLatentCache().getType());
+  auto outputType = cast<RankedTensorType>(getOutput().getType());
+  if (outputType.getRank() != 2)
+    return emitOpError() << "output must have rank 2 [tokens, kv_lora_rank + "
+                            "rope_head_dim], got "
+                         << outputType;
+  Type element = outputType.getElementType();
+  if (failed(checkActivationType(op, "output", element)) ||
+      failed(verifyLatentCache(op, cacheType, outputType.getDimSize(1),
+                               element, getCacheScale())))
+    return failure();
+  auto tablesType = cast<RankedTensorType>(getBlockTables().getType());
+  auto cuType = cast<RankedTensorType>(getCuSeqlens().getType());
+  if (failed(checkIndexTensor(op, "block_tables", tablesType, 2)) ||
+      failed(checkIndexTensor(op, "cu_seqlens", cuType, 1)))
+    return failure();
+  int64_t sequences = tablesType.getDimSize(0);
+  int64_t entries = cuType.getDimSize(0);
+  if (sequences != kAny && entries != kAny && entries != sequences + 1)
+    return emitOpError() << "cu_seqlens must have one more entry than "
+                            "block_tables has rows ("
+                         << sequences + 1 << "), got " << entries;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Folders and canonicalization patterns (run by attn-canonicalize)
 //===----------------------------------------------------------------------===//
 

@@ -286,6 +286,198 @@ def Attn_OutputGateOp : Attn_Op<"output_gate", [Pure, AllTypesMatch<["input", "r
 }
 
 //===----------------------------------------------------------------------===//
+// Multi-head latent attention (MLA: DeepSeek-V2/V3, Kimi-K2, GLM-4.x-Flash,
+// Mistral's and LongCat's). Each op is one kernel as it stands; the passes
+// only choose their schedules. The latent cache holds, per token, one row of
+// kv_lora_rank (R) normalised latent values c_kv followed by qk_rope_head_dim
+// (P) rotated k_pe values: [num_blocks, block_size, R + P]. V is the first R
+// values of the same rows (one allocation, no second cache).
+//===----------------------------------------------------------------------===//
+
+def Attn_MlaPreprocessOp : Attn_Op<"mla_preprocess",
+    [Pure,
+     AllTypesMatch<["latent_cache", "latent_cache_out"]>,
+     AllTypesMatch<["kv_a", "latent"]>,
+     AllTypesMatch<["q_rope", "q_rope_out"]>]> {
+  let summary = "MLA's preprocess: kv_a_layernorm, rope on k_pe and q_pe, latent cache write";
+  let description = [{
+    From the `kv_a_proj_with_mqa` output `kv_a [tokens, R + P]` and the
+    query's rope part `q_rope [tokens, H, P]` (a view of the query
+    projection output): normalises c_kv = `kv_a[:, :R]` (RMSNorm with
+    `kv_norm_weight [R]` and `norm_eps`, then times `latent_scale`, LongCat's
+    sqrt(hidden / kv_lora_rank); 1 elsewhere), rotates k_pe = `kv_a[:, R:]`
+    and every head of `q_rope` at `positions` (`rope_style` gptj: interleaved
+    pairs; neox: halves; `rope_deinterleave` (gptj only): interleaved pairs
+    in, rotated values out in halves order, as Hugging Face's
+    `apply_rotary_pos_emb_interleave`), and writes `[c_kv | k_pe]` into the
+    latent cache row `slot_mapping[t]` (slot < 0: padding, nothing written).
+    Results: `latent` (the normalised, rotated `[tokens, R + P]` rows, for
+    the prefill's up-projection), `q_rope_out` (the rotated query rope part:
+    the engine passes a view into the absorbed `[tokens, H, R + P]` query, or
+    into the `[tokens, H, nope + P]` query of the decompressed prefill) and
+    the cache. An f8E4M3FN cache stores `x / scale` and needs `cache_scale`
+    (tensor<f32>).
+
+    Example (DeepSeek-V3, 128 heads):
+    ```mlir
+    %lat, %qr, %c = attn.mla_preprocess %kv_a, %q_pe, %slots, %pos, %w
+        into %cache {num_heads = 128, kv_lora_rank = 512, rope_head_dim = 64,
+        norm_eps = 1.0e-06 : f64, rope_style = #attn.rope_style<gptj>,
+        rope_deinterleave = true, theta = 1.0e+04 : f64}
+        : tensor<?x576xbf16>, tensor<?x128x64xbf16>, tensor<?xi64>,
+          tensor<?xi64>, tensor<512xbf16> into tensor<?x64x576xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$kv_a,
+    AnyRankedTensor:$q_rope,
+    AnyRankedTensor:$slot_mapping,
+    AnyRankedTensor:$positions,
+    AnyRankedTensor:$kv_norm_weight,
+    AnyRankedTensor:$latent_cache,
+    Optional<AnyRankedTensor>:$cache_scale,
+    I64Attr:$num_heads,
+    I64Attr:$kv_lora_rank,
+    I64Attr:$rope_head_dim,
+    F64Attr:$norm_eps,
+    DefaultValuedAttr<F64Attr, "1.0">:$latent_scale,
+    Attn_RopeStyleAttr:$rope_style,
+    DefaultValuedAttr<BoolAttr, "false">:$rope_deinterleave,
+    F64Attr:$theta,
+    OptionalAttr<Attn_RopeScalingAttr>:$scaling
+  );
+  let results = (outs
+    AnyRankedTensor:$latent,
+    AnyRankedTensor:$q_rope_out,
+    AnyRankedTensor:$latent_cache_out
+  );
+  let assemblyFormat = [{
+    $kv_a `,` $q_rope `,` $slot_mapping `,` $positions `,` $kv_norm_weight
+    `into` $latent_cache (`scale` $cache_scale^)? attr-dict
+    `:` type($kv_a) `,` type($q_rope) `,` type($slot_mapping) `,`
+    type($positions) `,` type($kv_norm_weight) `into` type($latent_cache)
+    (`scale` type($cache_scale)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_LatentAttentionOp : Attn_Op<"latent_attention", [Pure]> {
+  let summary = "MLA's absorbed attention over the paged latent cache (decode, MTP rows)";
+  let description = [{
+    Queries `[tokens, H, R + P]` (the engine's absorbed q_nope · W_UK in the
+    first R values, the rotated q_pe after them) of a varlen batch attend to
+    one shared KV head: K is the latent cache row `[c_kv | k_pe]` (R + P), V
+    its first R values. Sequence s owns query rows
+    `[query_start_loc[s], query_start_loc[s+1])` (1 for decode, a few for
+    speculative/MTP rows), `seq_lens[s]` cached rows, blocks
+    `block_tables[s, :]`; `causal` aligns the last query row of a sequence
+    with its last key. `softmax_scale` is that of the decompressed head
+    (qk_head_dim^-0.5, times mscale^2 with DeepSeek's YaRN). The output is
+    `[tokens, H, R]`, the latent-space attention output (the engine applies
+    W_UV). An f8E4M3FN cache needs `cache_scale`.
+
+    Example:
+    ```mlir
+    %o = attn.latent_attention %q, %cache, %tables, %lens, %starts
+        {kv_lora_rank = 512, softmax_scale = 0.1352 : f64}
+        : tensor<?x128x576xbf16>, tensor<?x64x576xbf16>, tensor<?x?xi32>,
+          tensor<?xi32>, tensor<?xi32> -> tensor<?x128x512xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$latent_cache,
+    AnyRankedTensor:$block_tables,
+    AnyRankedTensor:$seq_lens,
+    AnyRankedTensor:$query_start_loc,
+    Optional<AnyRankedTensor>:$cache_scale,
+    I64Attr:$kv_lora_rank,
+    F64Attr:$softmax_scale,
+    DefaultValuedAttr<BoolAttr, "true">:$causal
+  );
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = [{
+    $query `,` $latent_cache `,` $block_tables `,` $seq_lens `,`
+    $query_start_loc (`scale` $cache_scale^)? attr-dict `:` type($query) `,`
+    type($latent_cache) `,` type($block_tables) `,` type($seq_lens) `,`
+    type($query_start_loc) (`scale` type($cache_scale)^)? `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_VarlenAttentionOp : Attn_Op<"varlen_attention", [Pure]> {
+  let summary = "attention over ragged contiguous K/V (no pages): MLA's decompressed prefill, and any prefill";
+  let description = [{
+    Queries `[tokens_q, Hq, Dqk]`, keys `[tokens_k, Hkv, Dqk]`, values
+    `[tokens_k, Hkv, Dv]`, all ragged: sequence s owns query rows
+    `[cu_seqlens_q[s], cu_seqlens_q[s+1])` and key/value rows
+    `[cu_seqlens_k[s], cu_seqlens_k[s+1])`. GQA as in `attn.paged_attention`
+    (query head h reads KV head h / (Hq / Hkv)); `causal` aligns the last
+    query row of a sequence with its last key (a chunk of new tokens after
+    the cached ones). The output is `[tokens_q, Hq, Dv]`. For MLA the engine
+    up-projects k_nope and v from the latent rows (`kv_b_proj`) and passes
+    k = [k_nope | k_pe] per head: Hkv = Hq, Dqk = nope + P, Dv = v_head_dim.
+
+    Example:
+    ```mlir
+    %o = attn.varlen_attention %q, %k, %v, %cu_q, %cu_k
+        {softmax_scale = 0.1352 : f64}
+        : tensor<?x128x192xbf16>, tensor<?x128x192xbf16>,
+          tensor<?x128x128xbf16>, tensor<?xi32>, tensor<?xi32>
+          -> tensor<?x128x128xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$key,
+    AnyRankedTensor:$value,
+    AnyRankedTensor:$cu_seqlens_q,
+    AnyRankedTensor:$cu_seqlens_k,
+    F64Attr:$softmax_scale,
+    DefaultValuedAttr<BoolAttr, "true">:$causal,
+    OptionalAttr<Attn_AttentionScheduleAttr>:$schedule
+  );
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $cu_seqlens_q `,` $cu_seqlens_k attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `,` type($cu_seqlens_q)
+    `,` type($cu_seqlens_k) `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_LatentGatherOp : Attn_Op<"latent_gather", [Pure]> {
+  let summary = "a sequence's cached latent rows, written contiguously (chunked MLA prefill)";
+  let description = [{
+    For every sequence s, copies its first `cu_seqlens[s+1] - cu_seqlens[s]`
+    latent cache rows (through `block_tables[s, :]`) to output rows
+    `[cu_seqlens[s], cu_seqlens[s+1])` of `[tokens, R + P]`, in the
+    activation type (an f8E4M3FN cache is multiplied by `cache_scale`), so
+    the engine can up-project the cached prefix with `kv_b_proj`.
+
+    Example:
+    ```mlir
+    %rows = attn.latent_gather %cache, %tables, %cu
+        : tensor<?x64x576xbf16>, tensor<?x?xi32>, tensor<?xi32>
+          -> tensor<?x576xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$latent_cache,
+    AnyRankedTensor:$block_tables,
+    AnyRankedTensor:$cu_seqlens,
+    Optional<AnyRankedTensor>:$cache_scale
+  );
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = [{
+    $latent_cache `,` $block_tables `,` $cu_seqlens (`scale` $cache_scale^)?
+    attr-dict `:` type($latent_cache) `,` type($block_tables) `,`
+    type($cu_seqlens) (`scale` type($cache_scale)^)? `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Kernel-level operations (produced by the passes, printed by codegen)
 //===----------------------------------------------------------------------===//
 
