@@ -62,6 +62,48 @@ SmallVector<KernelArg> attentionArgs(PagedAttentionOp op, OutputGateOp gate) {
   return args;
 }
 
+/// The arguments of MLA's kernels (each op is one kernel as it stands), in
+/// ABI order; an absent cache scale is an absent argument.
+SmallVector<KernelArg> mlaPreprocessArgs(MlaPreprocessOp op) {
+  SmallVector<KernelArg> args = {{"kv_a", op.getKvA()},
+                                 {"q_rope", op.getQRope()},
+                                 {"slot_mapping", op.getSlotMapping()},
+                                 {"positions", op.getPositions()},
+                                 {"kv_norm_weight", op.getKvNormWeight()},
+                                 {"latent_cache", op.getLatentCache()},
+                                 {"cache_scale", op.getCacheScale()}};
+  llvm::erase_if(args, [](const KernelArg &a) { return !a.value; });
+  return args;
+}
+
+SmallVector<KernelArg> latentAttentionArgs(LatentAttentionOp op) {
+  SmallVector<KernelArg> args = {{"query", op.getQuery()},
+                                 {"latent_cache", op.getLatentCache()},
+                                 {"block_tables", op.getBlockTables()},
+                                 {"seq_lens", op.getSeqLens()},
+                                 {"query_start_loc", op.getQueryStartLoc()},
+                                 {"cache_scale", op.getCacheScale()}};
+  llvm::erase_if(args, [](const KernelArg &a) { return !a.value; });
+  return args;
+}
+
+SmallVector<KernelArg> varlenAttentionArgs(VarlenAttentionOp op) {
+  return {{"query", op.getQuery()},
+          {"key", op.getKey()},
+          {"value", op.getValue()},
+          {"cu_seqlens_q", op.getCuSeqlensQ()},
+          {"cu_seqlens_k", op.getCuSeqlensK()}};
+}
+
+SmallVector<KernelArg> latentGatherArgs(LatentGatherOp op) {
+  SmallVector<KernelArg> args = {{"latent_cache", op.getLatentCache()},
+                                 {"block_tables", op.getBlockTables()},
+                                 {"cu_seqlens", op.getCuSeqlens()},
+                                 {"cache_scale", op.getCacheScale()}};
+  llvm::erase_if(args, [](const KernelArg &a) { return !a.value; });
+  return args;
+}
+
 /// The output_gate that is the only user of the attention output, if any:
 /// it becomes the attention kernel's epilogue.
 OutputGateOp epilogueGate(PagedAttentionOp op) {
@@ -93,7 +135,9 @@ struct OutlineKernels
     WalkResult walk = layer.walk([&](Operation *op) {
       if (op->getDialect() &&
           op->getDialect()->getNamespace() == AttnDialect::getDialectNamespace() &&
-          !isa<FusedPreprocessOp, PagedAttentionOp, OutputGateOp>(op)) {
+          !isa<FusedPreprocessOp, PagedAttentionOp, OutputGateOp,
+               MlaPreprocessOp, LatentAttentionOp, VarlenAttentionOp,
+               LatentGatherOp>(op)) {
         op->emitOpError() << "is not in kernel form: it was not fused into "
                              "attn.fused_preprocess (run attn-fuse-preprocess; "
                              "an intermediate with other users prevents "
@@ -107,11 +151,25 @@ struct OutlineKernels
 
     SmallVector<Operation *> kernels;
     layer.walk([&](Operation *op) {
-      if (isa<FusedPreprocessOp, PagedAttentionOp>(op))
+      if (isa<FusedPreprocessOp, PagedAttentionOp, MlaPreprocessOp,
+              LatentAttentionOp, VarlenAttentionOp, LatentGatherOp>(op))
         kernels.push_back(op);
     });
     for (Operation *op : kernels) {
-      if (auto fused = dyn_cast<FusedPreprocessOp>(op)) {
+      if (auto mla = dyn_cast<MlaPreprocessOp>(op)) {
+        outline(layer, symbols, op, {}, "mla_preprocess",
+                mlaPreprocessArgs(mla),
+                {"latent", "q_rope_out", "latent_cache_out"});
+      } else if (auto latent = dyn_cast<LatentAttentionOp>(op)) {
+        outline(layer, symbols, op, {}, "latent_attention",
+                latentAttentionArgs(latent), {"output"});
+      } else if (auto varlen = dyn_cast<VarlenAttentionOp>(op)) {
+        outline(layer, symbols, op, {}, "varlen_attention",
+                varlenAttentionArgs(varlen), {"output"});
+      } else if (auto gather = dyn_cast<LatentGatherOp>(op)) {
+        outline(layer, symbols, op, {}, "latent_gather",
+                latentGatherArgs(gather), {"output"});
+      } else if (auto fused = dyn_cast<FusedPreprocessOp>(op)) {
         outline(layer, symbols, op, {}, "preprocess", preprocessArgs(fused),
                 {"q", "k_cache_out", "v_cache_out", "gate"});
       } else {
