@@ -424,6 +424,25 @@ buildModelModule(MLIRContext &context, const ModelConfig &config,
                               "rank; tensor parallelism (tp " +
                               std::to_string(options.tp) +
                               ") would need an all-reduce"};
+    if (kind.mla) {
+      // A hand-built config is not checked by the spec reader: the latent
+      // must be describable and the heads the decompressed form.
+      Result<LatentCacheLayout> latent = computeLatentCacheLayout(
+          kind.mla->kv_lora_rank, kind.rope.rotary_dim, kind.mla->block_size);
+      if (!latent)
+        return Status{latent.status().field,
+                      latent.status().rule + " (layer kind " + kind.name +
+                          ")"};
+      if (kind.heads.num_kv_heads != kind.heads.num_q_heads ||
+          kind.rope.style == RopeStyle::None ||
+          kind.rope.rotary_offset + kind.rope.rotary_dim !=
+              kind.heads.qk_head_dim)
+        return Status{"layer_kinds",
+                      "layer kind " + kind.name +
+                          ": an MLA kind needs num_kv_heads = num_q_heads "
+                          "and a rope over the last qk_rope_head_dim dims "
+                          "(rotary_offset + rotary_dim = qk_head_dim)"};
+    }
     Result<RankShard> shard = computeRankShard(
         kind.heads, options.tp, options.rank, CheckpointForm::Fused);
     if (!shard) {
