@@ -101,6 +101,8 @@ public:
         cacheElement(cacheElement), blockSize(blockSize) {}
 
   func::FuncOp build(Location loc) {
+    if (kind.mla)
+      return buildMla(loc);
     MLIRContext *context = b.getContext();
     int64_t dyn = ShapedType::kDynamic;
     Type i64 = b.getI64Type(), i32 = b.getI32Type(), f32 = b.getF32Type();
@@ -199,20 +201,7 @@ public:
     if (hasNorm && kind.norm_before_rope)
       norm();
     if (hasRope) {
-      const RopeScaling &s = kind.rope.scaling;
-      attn::RopeScalingAttr scaling;
-      if (s.kind != RopeScalingKind::None)
-        scaling = attn::RopeScalingAttr::get(
-            context, toAttr(s.kind), s.factor, s.original_max_position,
-            s.low_freq_factor, s.high_freq_factor, s.beta_fast, s.beta_slow,
-            s.mscale, s.mscale_all_dim, s.truncate,
-            s.kind == RopeScalingKind::LongRope
-                ? b.getDenseF64ArrayAttr(s.short_factor)
-                : DenseF64ArrayAttr(),
-            s.kind == RopeScalingKind::LongRope
-                ? b.getDenseF64ArrayAttr(s.long_factor)
-                : DenseF64ArrayAttr(),
-            s.attention_factor);
+      attn::RopeScalingAttr scaling = scalingAttr();
       auto style = kind.rope.style == RopeStyle::Gptj ? attn::RopeStyle::gptj
                                                       : attn::RopeStyle::neox;
       auto rope = [&](Value x) -> Value {
@@ -254,6 +243,119 @@ public:
   }
 
 private:
+  /// The rope scaling attribute (null for none), as attn.rope and
+  /// attn.mla_preprocess take it.
+  attn::RopeScalingAttr scalingAttr() {
+    const RopeScaling &s = kind.rope.scaling;
+    if (s.kind == RopeScalingKind::None)
+      return attn::RopeScalingAttr();
+    return attn::RopeScalingAttr::get(
+        b.getContext(), toAttr(s.kind), s.factor, s.original_max_position,
+        s.low_freq_factor, s.high_freq_factor, s.beta_fast, s.beta_slow,
+        s.mscale, s.mscale_all_dim, s.truncate,
+        s.kind == RopeScalingKind::LongRope
+            ? b.getDenseF64ArrayAttr(s.short_factor)
+            : DenseF64ArrayAttr(),
+        s.kind == RopeScalingKind::LongRope
+            ? b.getDenseF64ArrayAttr(s.long_factor)
+            : DenseF64ArrayAttr(),
+        s.attention_factor);
+  }
+
+  /// An MLA kind: the four MLA ops over one latent cache. The preprocess
+  /// writes the cache; the absorbed decode and the gather read the cache it
+  /// wrote; the decompressed prefill reads the engine's up-projected K/V.
+  /// H is this rank's share of the query heads; the latent is never split.
+  func::FuncOp buildMla(Location loc) {
+    MLIRContext *context = b.getContext();
+    const MlaConfig &mla = *kind.mla;
+    int64_t dyn = ShapedType::kDynamic;
+    Type i64 = b.getI64Type(), i32 = b.getI32Type(), f32 = b.getF32Type();
+    LatentCacheLayout latent = *computeLatentCacheLayout(
+        mla.kv_lora_rank, kind.rope.rotary_dim, mla.block_size);
+    int64_t h = heads.num_q_heads;
+    int64_t rank = latent.kv_lora_rank, rope = latent.rope_head_dim;
+    int64_t width = latent.row_width;
+    auto tensor = [](ArrayRef<int64_t> shape, Type element) -> Type {
+      return RankedTensorType::get(shape, element);
+    };
+    Type rowsType = tensor({dyn, width}, activation);
+    Type qRopeType = tensor({dyn, h, rope}, activation);
+    Type cacheType = tensor({dyn, latent.block_size, width}, cacheElement);
+    Type decodeType = tensor({dyn, h, rank}, activation);
+    Type prefillType = tensor({dyn, h, heads.v_head_dim}, activation);
+
+    // Arguments in a fixed order; the scale only with an fp8 cache.
+    addArg("kv_a", rowsType);
+    addArg("q_rope", qRopeType);
+    addArg("slot_mapping", tensor({dyn}, i64));
+    addArg("positions", tensor({dyn}, i64));
+    addArg("kv_norm_weight", tensor({rank}, activation));
+    addArg("latent_cache", cacheType);
+    addArg("absorbed_query", tensor({dyn, h, width}, activation));
+    addArg("block_tables", tensor({dyn, dyn}, i32));
+    addArg("seq_lens", tensor({dyn}, i32));
+    addArg("query_start_loc", tensor({dyn}, i32));
+    addArg("prefill_query", tensor({dyn, h, heads.qk_head_dim}, activation));
+    addArg("prefill_key", tensor({dyn, h, heads.qk_head_dim}, activation));
+    addArg("prefill_value", tensor({dyn, h, heads.v_head_dim}, activation));
+    addArg("cu_seqlens_q", tensor({dyn}, i32));
+    addArg("cu_seqlens_k", tensor({dyn}, i32));
+    addArg("context_cu_seqlens", tensor({dyn}, i32));
+    if (isa<Float8E4M3FNType>(cacheElement))
+      addArg("cache_scale", tensor({}, f32));
+
+    auto function = func::FuncOp::create(
+        b, loc, kind.name,
+        FunctionType::get(context, argTypes,
+                          {rowsType, qRopeType, cacheType, decodeType,
+                           prefillType, rowsType}));
+    function.setAllArgAttrs(argAttrs);
+    function->setAttr("attn.layers", b.getDenseI64ArrayAttr(kind.layers));
+    Block *body = function.addEntryBlock();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(body);
+    auto arg = [&](StringRef name) -> Value {
+      for (auto [i, argName] : llvm::enumerate(argNames))
+        if (argName == name)
+          return body->getArgument(i);
+      return nullptr;
+    };
+
+    auto style = kind.rope.style == RopeStyle::Gptj ? attn::RopeStyle::gptj
+                                                    : attn::RopeStyle::neox;
+    auto preprocess = attn::MlaPreprocessOp::create(
+        b, loc, rowsType, qRopeType, cacheType, arg("kv_a"), arg("q_rope"),
+        arg("slot_mapping"), arg("positions"), arg("kv_norm_weight"),
+        arg("latent_cache"), arg("cache_scale"), static_cast<uint64_t>(h),
+        static_cast<uint64_t>(rank), static_cast<uint64_t>(rope),
+        llvm::APFloat(mla.kv_norm_eps), llvm::APFloat(mla.latent_scale),
+        style, mla.rope_deinterleave, llvm::APFloat(kind.rope.theta),
+        scalingAttr());
+    Value cache = preprocess.getLatentCacheOut();
+    double scale = kind.softmax_scale > 0
+                       ? kind.softmax_scale
+                       : 1.0 / std::sqrt(static_cast<double>(
+                                   heads.qk_head_dim));
+    Value decode = attn::LatentAttentionOp::create(
+        b, loc, decodeType, arg("absorbed_query"), cache,
+        arg("block_tables"), arg("seq_lens"), arg("query_start_loc"),
+        arg("cache_scale"), static_cast<uint64_t>(rank),
+        llvm::APFloat(scale), /*causal=*/true);
+    Value prefill = attn::VarlenAttentionOp::create(
+        b, loc, prefillType, arg("prefill_query"), arg("prefill_key"),
+        arg("prefill_value"), arg("cu_seqlens_q"), arg("cu_seqlens_k"),
+        llvm::APFloat(scale), /*causal=*/true, /*schedule=*/nullptr);
+    Value context_rows = attn::LatentGatherOp::create(
+        b, loc, rowsType, cache, arg("block_tables"),
+        arg("context_cu_seqlens"), arg("cache_scale"));
+    func::ReturnOp::create(b, loc,
+                           ValueRange{preprocess.getLatent(),
+                                      preprocess.getQRopeOut(), cache, decode,
+                                      prefill, context_rows});
+    return function;
+  }
+
   void addArg(StringRef name, Type type) {
     argNames.push_back(name.str());
     argTypes.push_back(type);
@@ -322,6 +424,25 @@ buildModelModule(MLIRContext &context, const ModelConfig &config,
                               "rank; tensor parallelism (tp " +
                               std::to_string(options.tp) +
                               ") would need an all-reduce"};
+    if (kind.mla) {
+      // A hand-built config is not checked by the spec reader: the latent
+      // must be describable and the heads the decompressed form.
+      Result<LatentCacheLayout> latent = computeLatentCacheLayout(
+          kind.mla->kv_lora_rank, kind.rope.rotary_dim, kind.mla->block_size);
+      if (!latent)
+        return Status{latent.status().field,
+                      latent.status().rule + " (layer kind " + kind.name +
+                          ")"};
+      if (kind.heads.num_kv_heads != kind.heads.num_q_heads ||
+          kind.rope.style == RopeStyle::None ||
+          kind.rope.rotary_offset + kind.rope.rotary_dim !=
+              kind.heads.qk_head_dim)
+        return Status{"layer_kinds",
+                      "layer kind " + kind.name +
+                          ": an MLA kind needs num_kv_heads = num_q_heads "
+                          "and a rope over the last qk_rope_head_dim dims "
+                          "(rotary_offset + rotary_dim = qk_head_dim)"};
+    }
     Result<RankShard> shard = computeRankShard(
         kind.heads, options.tp, options.rank, CheckpointForm::Fused);
     if (!shard) {

@@ -115,8 +115,8 @@ std::optional<FamilyRules> TableParser::readRow(const Node &row) {
                     "key_aliases", "qk_norm", "rope", "gate", "layers",
                     "window", "chunk_key", "sinks", "sliding", "scale",
                     "softcap",
-                    "value_scale_key", "query_temperature", "defaults",
-                    "refuse"});
+                    "value_scale_key", "query_temperature", "mla",
+                    "defaults", "refuse"});
   FamilyRules f;
   const json *types = r_.optArray(row, "model_types");
   if (r_.failed())
@@ -369,6 +369,15 @@ std::optional<FamilyRules> TableParser::readRow(const Node &row) {
     t.scale = r_.positive(temperature, "scale", 1.0);
     if (f.rope.nope == NopeRule::None && !r_.failed())
       r_.fail(temperature.path, "applies to NoPE layers: needs rope.nope");
+  }
+
+  Node mla = r_.optObject(row, "mla");
+  r_.onlyKeys(mla, {"rope_deinterleave", "kv_lora_scale"});
+  if (mla.value) {
+    f.mla.present = true;
+    f.mla.rope_deinterleave =
+        r_.optBool(mla, "rope_deinterleave").value_or(false);
+    f.mla.kv_lora_scale = r_.optBool(mla, "kv_lora_scale").value_or(false);
   }
 
   Node defaults = r_.optObject(row, "defaults");

@@ -175,6 +175,17 @@ struct ScaleRule {
   bool q_lora_scale = false;
 };
 
+/// The latent (MLA) form of a family whose configs have qk_nope_head_dim and
+/// qk_rope_head_dim; families without the rule import such configs in the
+/// decompressed form.
+struct MlaRule {
+  bool present = false;
+  /// gptj rotation writes halves order (apply_rotary_pos_emb_interleave).
+  bool rope_deinterleave = false;
+  /// The normalised c_kv times sqrt(hidden_size / kv_lora_rank) (LongCat).
+  bool kv_lora_scale = false;
+};
+
 struct QueryTemperatureRule {
   bool present = false;
   std::optional<Switch> enabled_by;
@@ -215,6 +226,7 @@ struct FamilyRules {
   double softcap_default = 0.0;
   std::string value_scale_key;
   QueryTemperatureRule query_temperature;
+  MlaRule mla;
   int64_t default_max_positions = 0;
   std::vector<Refusal> refusals;
 };

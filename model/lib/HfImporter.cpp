@@ -954,6 +954,31 @@ std::optional<LayerKind> HfImporter::buildKind(Slot slot, bool nope,
   kind.softmax_scale = readScale(kind, geometry);
   if (r_.failed())
     return std::nullopt;
+  if (geometry.mla && family_ && family_->mla.present &&
+      kind.rope.style != RopeStyle::None) {
+    // The latent form: the kind caches [c_kv | k_pe] and keeps its
+    // decompressed heads for the prefill.
+    MlaConfig mla;
+    mla.kv_lora_rank = r_.reqInt(text_, "kv_lora_rank", 1, kMaxCount,
+                                 " (an MLA model's latent width)");
+    if (r_.failed())
+      return std::nullopt;
+    mla.rope_deinterleave =
+        family_->mla.rope_deinterleave && kind.rope.style == RopeStyle::Gptj;
+    if (family_->mla.kv_lora_scale) {
+      // LongCat multiplies the normalised c_kv by sqrt(hidden_size /
+      // kv_lora_rank) before it is cached.
+      double hidden = static_cast<double>(
+          r_.reqInt(text_, "hidden_size", 1, kMaxCount * kMaxCount,
+                    " (LongCat scales the latent by sqrt(hidden_size / "
+                    "kv_lora_rank))"));
+      if (r_.failed())
+        return std::nullopt;
+      mla.latent_scale =
+          std::sqrt(hidden / static_cast<double>(mla.kv_lora_rank));
+    }
+    kind.mla = mla;
+  }
   if (!family_) {
     kind.logit_softcap = r_.nonNegative(text_, "attn_logit_softcapping", 0.0);
     kind.value_scale = r_.positive(text_, "attention_value_scale", 1.0);

@@ -31,6 +31,7 @@ private:
   std::optional<LayerKind> readKind(const Node &node,
                                     std::vector<int> &layer_owner, int index);
   RopeConfig readRope(const Node &node, int64_t qk_head_dim);
+  bool readMla(const Node &node, LayerKind &kind);
 
   Reader r_;
   Node root_;
@@ -97,7 +98,7 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
                      "qk_norm_scope", "qk_norm_bias", "norm_eps",
                      "norm_before_rope", "rope", "sliding_window", "sinks",
                      "softmax_scale", "logit_softcap", "value_scale",
-                     "attention_chunk", "query_temperature"});
+                     "attention_chunk", "query_temperature", "mla"});
   if (r_.failed())
     return std::nullopt;
   LayerKind kind;
@@ -270,7 +271,103 @@ std::optional<LayerKind> SpecImporter::readKind(const Node &node,
   kind.value_scale = r_.positive(node, "value_scale", 1.0);
   if (r_.failed())
     return std::nullopt;
+  if (!readMla(node, kind))
+    return std::nullopt;
   return kind;
+}
+
+/// The optional "mla" object: the latent description of an MLA kind, whose
+/// other fields are its decompressed heads. Features the MLA kernels do not
+/// have are refused naming the field.
+bool SpecImporter::readMla(const Node &node, LayerKind &kind) {
+  Node mla = r_.optObject(node, "mla");
+  if (r_.failed())
+    return false;
+  if (!mla.value)
+    return true;
+  r_.onlyKeys(mla, {"kv_lora_rank", "kv_norm_eps", "latent_scale",
+                    "rope_deinterleave", "block_size"});
+  MlaConfig m;
+  std::optional<int64_t> rank = r_.optInt(mla, "kv_lora_rank", 1);
+  m.kv_norm_eps = r_.positive(mla, "kv_norm_eps", 1e-6);
+  m.latent_scale = r_.positive(mla, "latent_scale", 1.0);
+  m.rope_deinterleave = r_.optBool(mla, "rope_deinterleave").value_or(false);
+  m.block_size = r_.optInt(mla, "block_size", 1).value_or(64);
+  if (r_.failed())
+    return false;
+  if (!rank) {
+    r_.fail(mla.at("kv_lora_rank"), "required field is missing");
+    return false;
+  }
+  m.kv_lora_rank = *rank;
+  const std::string mla_rule = " (an MLA kind: its heads are the "
+                               "decompressed form, one k/v head per query "
+                               "head, and the rope part comes last)";
+  const RopeConfig &rope = kind.rope;
+  if (kind.heads.num_kv_heads != kind.heads.num_q_heads) {
+    r_.fail(node.at("num_kv_heads"),
+            "must equal num_q_heads " +
+                std::to_string(kind.heads.num_q_heads) + " (got " +
+                std::to_string(kind.heads.num_kv_heads) + ")" + mla_rule);
+    return false;
+  }
+  const Node rope_node{nullptr, node.at("rope")};
+  if (rope.style == RopeStyle::None) {
+    r_.fail(rope_node.at("style"), "must be \"neox\" or \"gptj\" for an MLA "
+                                   "kind (its k_pe is rotated)");
+    return false;
+  }
+  if (rope.rotary_offset + rope.rotary_dim != kind.heads.qk_head_dim) {
+    r_.fail(rope_node.at("rotary_offset"),
+            "rotary_offset + rotary_dim must equal qk_head_dim " +
+                std::to_string(kind.heads.qk_head_dim) + " (got " +
+                std::to_string(rope.rotary_offset) + " + " +
+                std::to_string(rope.rotary_dim) + ")" + mla_rule);
+    return false;
+  }
+  if (rope.rotary_offset < 1) {
+    r_.fail(rope_node.at("rotary_offset"),
+            "must be >= 1 for an MLA kind (it is qk_nope_head_dim)");
+    return false;
+  }
+  if (m.rope_deinterleave && rope.style != RopeStyle::Gptj) {
+    r_.fail(mla.at("rope_deinterleave"),
+            "true needs rope.style \"gptj\" (it reads interleaved pairs), "
+            "got \"" + std::string(ropeStyleName(rope.style)) + "\"");
+    return false;
+  }
+  Result<LatentCacheLayout> layout =
+      computeLatentCacheLayout(m.kv_lora_rank, rope.rotary_dim, m.block_size);
+  if (!layout) {
+    const std::string field = layout.status().field;
+    r_.fail(field == "rope_head_dim" ? rope_node.at("rotary_dim")
+                                     : mla.at(field),
+            layout.status().rule);
+    return false;
+  }
+  // What the latent kernels have no form for.
+  auto refuse = [&](const char *key, const std::string &what) {
+    r_.fail(node.at(key), what + " is not supported in an MLA kind");
+    return false;
+  };
+  if (kind.heads.gate != GateLayout::None)
+    return refuse("gate", "an output gate");
+  if (kind.qk_norm != NormStyle::None)
+    return refuse("qk_norm", "a q/k norm");
+  if (kind.sliding_window != 0)
+    return refuse("sliding_window", "a sliding window");
+  if (kind.attention_chunk != 0)
+    return refuse("attention_chunk", "chunked attention");
+  if (kind.sinks)
+    return refuse("sinks", "attention sinks");
+  if (kind.logit_softcap != 0)
+    return refuse("logit_softcap", "a logit soft-cap");
+  if (kind.value_scale != 1.0)
+    return refuse("value_scale", "a value scale");
+  if (kind.query_temperature.floor_scale > 0)
+    return refuse("query_temperature", "a query temperature");
+  kind.mla = m;
+  return true;
 }
 
 RopeConfig SpecImporter::readRope(const Node &node, int64_t qk_head_dim) {
@@ -515,6 +612,16 @@ std::string toSpecJson(const ModelConfig &config) {
     if (kind.query_temperature.floor_scale > 0)
       k["query_temperature"] = {{"floor_scale", kind.query_temperature.floor_scale},
                                 {"scale", kind.query_temperature.scale}};
+    // Only on MLA kinds; inside it every field is spelled out.
+    if (kind.mla) {
+      ordered_json mla;
+      mla["kv_lora_rank"] = kind.mla->kv_lora_rank;
+      mla["kv_norm_eps"] = kind.mla->kv_norm_eps;
+      mla["latent_scale"] = kind.mla->latent_scale;
+      mla["rope_deinterleave"] = kind.mla->rope_deinterleave;
+      mla["block_size"] = kind.mla->block_size;
+      k["mla"] = std::move(mla);
+    }
     kinds.push_back(std::move(k));
   }
   spec["layer_kinds"] = std::move(kinds);

@@ -315,4 +315,34 @@ Result<RankShard> computeRankShard(const HeadShape &shape, int64_t tp,
   return shard;
 }
 
+Result<LatentCacheLayout> computeLatentCacheLayout(int64_t kv_lora_rank,
+                                                   int64_t rope_head_dim,
+                                                   int64_t block_size) {
+  if (kv_lora_rank < 1 || kv_lora_rank > kMaxHeadsOrDim)
+    return Status("kv_lora_rank", "must be in [1, " +
+                                      std::to_string(kMaxHeadsOrDim) +
+                                      "], got " + std::to_string(kv_lora_rank));
+  if (rope_head_dim < 2 || rope_head_dim > kMaxHeadsOrDim ||
+      rope_head_dim % 2 != 0)
+    return Status("rope_head_dim",
+                  "must be even and in [2, " + std::to_string(kMaxHeadsOrDim) +
+                      "] (rotated in pairs), got " +
+                      std::to_string(rope_head_dim));
+  bool known = false;
+  for (int64_t size : kLatentBlockSizes)
+    known |= size == block_size;
+  if (!known)
+    return Status("block_size", "must be 16 or 64 (the latent cache pages "
+                                "the MLA kernels take), got " +
+                                    std::to_string(block_size));
+  LatentCacheLayout layout;
+  layout.kv_lora_rank = kv_lora_rank;
+  layout.rope_head_dim = rope_head_dim;
+  layout.block_size = block_size;
+  layout.row_width = kv_lora_rank + rope_head_dim;
+  layout.value_width = kv_lora_rank;
+  layout.k_pe_offset = kv_lora_rank;
+  return layout;
+}
+
 } // namespace attnc

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 namespace attnc::plan {
 namespace {
@@ -190,6 +191,124 @@ Result<KernelWork> attentionWork(const LayerWorkShape &shape,
   double batch = double(workload.batch);
   return finish(batch * perSequenceRead, batch * perSequenceWritten,
                 batch * double(pairs) * double(traffic->flops_per_query_key),
+                machine);
+}
+
+namespace {
+
+Status checkMlaShape(const MlaWorkShape &shape) {
+  const std::pair<const char *, int64_t> positive[] = {
+      {"num_heads", shape.num_heads},
+      {"kv_lora_rank", shape.kv_lora_rank},
+      {"rope_head_dim", shape.rope_head_dim},
+      {"v_head_dim", shape.v_head_dim},
+      {"activation_bytes", shape.activation_bytes},
+      {"cache_bytes", shape.cache_bytes},
+      {"block_size", shape.block_size}};
+  for (auto [field, value] : positive)
+    if (value < 1 || value > kMaxHeadsOrDim)
+      return Status(field, "must be in [1, " + std::to_string(kMaxHeadsOrDim) +
+                               "], got " + std::to_string(value));
+  if (shape.nope_head_dim < 0 || shape.nope_head_dim > kMaxHeadsOrDim)
+    return Status("nope_head_dim", "must be in [0, " +
+                                       std::to_string(kMaxHeadsOrDim) +
+                                       "], got " +
+                                       std::to_string(shape.nope_head_dim));
+  return Status();
+}
+
+Status checkMla(const MlaWorkShape &shape, const Workload &workload) {
+  if (Status s = checkMlaShape(shape); !s.ok())
+    return s;
+  return checkWorkload(workload);
+}
+
+double pagesOf(int64_t keys, int64_t block_size) {
+  return double((keys + block_size - 1) / block_size);
+}
+
+} // namespace
+
+Result<KernelWork> mlaPreprocessWork(const MlaWorkShape &shape,
+                                     const Workload &workload,
+                                     const Machine &machine) {
+  if (Status s = checkMla(shape, workload); !s.ok())
+    return s;
+  const double row = double(shape.kv_lora_rank + shape.rope_head_dim);
+  const double qRope = double(shape.num_heads * shape.rope_head_dim);
+  const double a = double(shape.activation_bytes);
+  const double read = (row + qRope) * a + 16 /* slot, position */;
+  const double written = row * double(shape.cache_bytes) + (row + qRope) * a;
+  const double tokens = double(workload.queryTokens());
+  return finish(tokens * read, tokens * written, 0, machine);
+}
+
+Result<KernelWork> latentAttentionWork(const MlaWorkShape &shape,
+                                       const Workload &workload,
+                                       const Machine &machine) {
+  if (Status s = checkMla(shape, workload); !s.ok())
+    return s;
+  const double h = double(shape.num_heads), r = double(shape.kv_lora_rank);
+  const double row = r + double(shape.rope_head_dim);
+  const double a = double(shape.activation_bytes);
+  // Decode: one query per sequence over its `context` rows. Prefill: the
+  // absorbed form over each sequence's `context` new tokens, causal
+  // (engines prefill in the decompressed form: varlenAttentionWork).
+  const int64_t queries =
+      workload.phase == Phase::Decode ? 1 : workload.context;
+  const int64_t pairs =
+      workload.phase == Phase::Decode
+          ? workload.context
+          : causalQueryKeyPairs(workload.context, 0);
+  const double perSequenceRead =
+      double(workload.context) * row * double(shape.cache_bytes) +
+      double(queries) * h * row * a +
+      pagesOf(workload.context, shape.block_size) * 4 + 8;
+  const double perSequenceWritten = double(queries) * h * r * a;
+  const double flopsPerPair = 2 * h * row + 2 * h * r;
+  const double batch = double(workload.batch);
+  return finish(batch * perSequenceRead, batch * perSequenceWritten,
+                batch * double(pairs) * flopsPerPair, machine);
+}
+
+Result<KernelWork> varlenAttentionWork(const MlaWorkShape &shape,
+                                       const Workload &workload,
+                                       const Machine &machine) {
+  if (Status s = checkMla(shape, workload); !s.ok())
+    return s;
+  const double h = double(shape.num_heads);
+  const double dqk = double(shape.nope_head_dim + shape.rope_head_dim);
+  const double dv = double(shape.v_head_dim);
+  const double a = double(shape.activation_bytes);
+  const int64_t queries =
+      workload.phase == Phase::Decode ? 1 : workload.context;
+  const int64_t pairs = workload.phase == Phase::Decode
+                            ? workload.context
+                            : causalQueryKeyPairs(workload.context, 0);
+  const double perSequenceRead = double(queries) * h * dqk * a +
+                                 double(workload.context) * h * (dqk + dv) * a +
+                                 8 /* cu_seqlens_q, cu_seqlens_k */;
+  const double perSequenceWritten = double(queries) * h * dv * a;
+  const double batch = double(workload.batch);
+  return finish(batch * perSequenceRead, batch * perSequenceWritten,
+                batch * double(pairs) * 2 * h * (dqk + dv), machine);
+}
+
+Result<KernelWork> latentGatherWork(const MlaWorkShape &shape,
+                                    const Workload &workload,
+                                    const Machine &machine) {
+  if (Status s = checkMla(shape, workload); !s.ok())
+    return s;
+  const double row = double(shape.kv_lora_rank + shape.rope_head_dim);
+  const double rows = double(workload.context);
+  const double perSequenceRead = rows * row * double(shape.cache_bytes) +
+                                 pagesOf(workload.context, shape.block_size) *
+                                     4 +
+                                 4 /* cu_seqlens */;
+  const double perSequenceWritten =
+      rows * row * double(shape.activation_bytes);
+  const double batch = double(workload.batch);
+  return finish(batch * perSequenceRead, batch * perSequenceWritten, 0,
                 machine);
 }
 

@@ -43,7 +43,13 @@ def test_bundled_configs_exist():
     assert (CONFIG_DIR / "default.json") in CONFIGS
 
 
-@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+#: Bundled configs whose layer kinds are MLA latent kinds (four MLA kernels a
+#: kind, not a preprocess and a paged attention): left to the MLA tests.
+MLA_CONFIGS = {"deepseek-v3", "kimi-k2-instruct"}
+
+
+@pytest.mark.parametrize("path", [p for p in CONFIGS if p.stem not in MLA_CONFIGS],
+                         ids=lambda p: p.stem)
 def test_compile_bundled_config(path, compiled):
     model = compiled(str(path))
     assert model.layers, "a model has at least one layer kind"

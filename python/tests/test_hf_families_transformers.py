@@ -116,3 +116,47 @@ def test_attnc_agrees_with_the_transformers_config_class(path):
         rope_type = params.get("rope_type", "default")
         if rope_type != "default" and not model_type.startswith("hunyuan"):
             assert rope["scaling"]["kind"] == rope_type
+
+
+#: The MLA families attnc imports as latent kinds, and whether their
+#: attention rotates with apply_rotary_pos_emb_interleave (gptj pairs in,
+#: halves out) -- read from the transformers 5.24 modeling code: DeepSeek-V3,
+#: GLM-4.x-Flash and Mistral 4 when config.rope_interleave, LongCat always,
+#: DeepSeek-V2 never (its complex product rotates the pairs in place).
+_LATENT = {"deepseek_v3": "rope_interleave", "kimi_k2": "rope_interleave",
+           "glm4_moe_lite": "rope_interleave", "mistral4": "rope_interleave",
+           "longcat_flash": True, "deepseek_v2": False}
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_mla_latent_kinds_agree_with_the_config_class(path):
+    if not ATTNC.exists():
+        pytest.skip(f"{ATTNC} not built")
+    raw = json.loads(path.read_text())
+    spec, refusal = attnc_spec(path)
+    if spec is None:
+        pytest.skip(f"attnc refuses: {refusal}")
+    model_type = raw.get("text_config", raw).get("model_type", raw["model_type"])
+    latent = [kind for kind in spec["layer_kinds"] if "mla" in kind]
+    if model_type not in _LATENT:
+        assert not latent, f"{model_type} is not an MLA latent family"
+        return
+    if model_type == "kimi_k2":
+        raw = dict(raw, model_type="deepseek_v3")  # transformers has no kimi_k2
+    text = hf_text_config(raw)
+    assert latent and len(latent) == len(spec["layer_kinds"])
+    rule = _LATENT[model_type]
+    deinterleave = getattr(text, rule) if isinstance(rule, str) else rule
+    for kind in latent:
+        assert kind["mla"]["kv_lora_rank"] == text.kv_lora_rank
+        assert kind["rope"]["rotary_dim"] == text.qk_rope_head_dim
+        assert kind["rope"]["rotary_offset"] == text.qk_nope_head_dim
+        assert kind["qk_head_dim"] == text.qk_nope_head_dim + text.qk_rope_head_dim
+        assert kind["v_head_dim"] == text.v_head_dim
+        assert kind["num_q_heads"] == kind["num_kv_heads"] == text.num_attention_heads
+        assert kind["mla"]["rope_deinterleave"] == bool(deinterleave)
+        assert kind["rope"]["style"] == ("gptj" if deinterleave or model_type == "deepseek_v2"
+                                         else "neox")
+        expected_scale = ((text.hidden_size / text.kv_lora_rank) ** 0.5
+                          if model_type == "longcat_flash" else 1.0)
+        assert kind["mla"]["latent_scale"] == pytest.approx(expected_scale, rel=1e-12)

@@ -160,6 +160,14 @@ Result<json> explainModel(const ModelConfig &config,
                           const ExplainOptions &options) {
   if (Status s = plan::checkWorkload(options.workload); !s.ok())
     return s;
+  // The work model has no bytes, FLOPs or floor for the MLA kernels yet.
+  for (const LayerKind &kind : config.kinds)
+    if (kind.mla)
+      return Status("layer_kinds",
+                    "layer kind " + kind.name +
+                        ": explain does not model MLA (the latent cache's "
+                        "preprocess, absorbed decode, decompressed prefill "
+                        "and gather) yet; attnc layout prints its cache");
 
   // The plan: the pipeline and the emitter's preparation, then the ABIs.
   mlir::MLIRContext context;

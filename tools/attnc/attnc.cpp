@@ -49,7 +49,8 @@ constexpr int kExitBadInput = 2;
 // the same in every command. The top-level help lists every command.
 const char *kLayoutUsage =
     "usage: attnc layout <config.json> [--tp N] [--rank R] [--json]\n"
-    "  fused QKV(G) segments and tensor-parallel shards of each layer kind;\n"
+    "  fused QKV(G) segments and tensor-parallel shards of each layer kind\n"
+    "  (an MLA kind: its latent cache and each rank's query heads);\n"
     "  --tp N (>= 1) adds every rank's shard, --rank R (0 <= R < N) one\n"
     "  rank's; --json prints the same as JSON\n";
 const char *kImportUsage =
@@ -335,6 +336,109 @@ void printCopies(std::string &out, const char *title,
   }
 }
 
+/// Bytes of one element of the activation dtype ("bf16", "fp16", "fp32").
+int64_t dtypeBytes(const std::string &dtype) {
+  return dtype == "fp32" ? 4 : 2;
+}
+
+/// An MLA kind's layout: its latent cache (one row per token, shared by
+/// every query head, never split by tensor parallelism) and the shapes its
+/// kernels see; with --tp, each rank's query heads.
+std::optional<std::string>
+printLatentLayout(const std::string &path, const attnc::ModelConfig &config,
+                  const attnc::LayerKind &kind, int64_t tp,
+                  const std::vector<int64_t> &ranks, bool showRanks,
+                  std::string &text, nlohmann::json &json) {
+  const attnc::MlaConfig &mla = *kind.mla;
+  const attnc::HeadShape &h = kind.heads;
+  attnc::Result<attnc::LatentCacheLayout> latent =
+      attnc::computeLatentCacheLayout(mla.kv_lora_rank, kind.rope.rotary_dim,
+                                      mla.block_size);
+  if (!latent)
+    return path + ": " + kind.name + ": " + latent.status().message();
+  const int64_t element = dtypeBytes(config.dtype);
+  const int64_t rowBytes = latent->bytesPerToken(element);
+  const int64_t fp8RowBytes = latent->bytesPerToken(1);
+  const int64_t nope = kind.rope.rotary_offset;
+  nlohmann::json kindJson = {
+      {"name", kind.name},
+      {"layers", kind.layers},
+      {"mla", true},
+      {"num_q_heads", h.num_q_heads},
+      {"kv_lora_rank", latent->kv_lora_rank},
+      {"qk_nope_head_dim", nope},
+      {"qk_rope_head_dim", latent->rope_head_dim},
+      {"v_head_dim", h.v_head_dim},
+      {"latent_cache",
+       {{"shape", {"num_blocks", latent->block_size, latent->row_width}},
+        {"dtype", config.dtype},
+        {"bytes_per_token", rowBytes},
+        {"bytes_per_token_fp8", fp8RowBytes},
+        {"bytes_per_block", rowBytes * latent->block_size},
+        {"c_kv", {0, latent->k_pe_offset}},
+        {"k_pe", {latent->k_pe_offset, latent->row_width}},
+        {"value", {0, latent->value_width}}}}};
+  text += "\nlayer kind " + kind.name + ": " +
+          std::to_string(kind.layers.size()) + " layers [" +
+          joinLayers(kind.layers) + "]\n";
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "  MLA: num_q_heads %lld  kv_lora_rank %lld  qk_nope_head_dim "
+                "%lld  qk_rope_head_dim %lld  v_head_dim %lld\n",
+                (long long)h.num_q_heads, (long long)latent->kv_lora_rank,
+                (long long)nope, (long long)latent->rope_head_dim,
+                (long long)h.v_head_dim);
+  text += line;
+  std::snprintf(line, sizeof line,
+                "  latent cache [num_blocks, %lld, %lld] %s: %lld B per token "
+                "per layer (fp8: %lld B), %lld B per block\n",
+                (long long)latent->block_size, (long long)latent->row_width,
+                config.dtype.c_str(), (long long)rowBytes,
+                (long long)fp8RowBytes,
+                (long long)(rowBytes * latent->block_size));
+  text += line;
+  std::snprintf(line, sizeof line,
+                "    c_kv columns [0, %lld)  k_pe columns [%lld, %lld)  V = "
+                "columns [0, %lld) of the same rows (no second cache)\n",
+                (long long)latent->k_pe_offset,
+                (long long)latent->k_pe_offset, (long long)latent->row_width,
+                (long long)latent->value_width);
+  text += line;
+  std::snprintf(line, sizeof line,
+                "  absorbed decode: query [T, %lld, %lld] -> output [T, %lld, "
+                "%lld]; decompressed prefill: q/k [T, %lld, %lld], v [T, "
+                "%lld, %lld]\n",
+                (long long)h.num_q_heads, (long long)latent->row_width,
+                (long long)h.num_q_heads, (long long)latent->value_width,
+                (long long)h.num_q_heads, (long long)h.qk_head_dim,
+                (long long)h.num_q_heads, (long long)h.v_head_dim);
+  text += line;
+  if (showRanks) {
+    nlohmann::json rankList = nlohmann::json::array();
+    for (int64_t r : ranks) {
+      auto shard =
+          attnc::computeRankShard(h, tp, r, attnc::CheckpointForm::Separate);
+      if (!shard)
+        return path + ": " + kind.name + ": " + shard.status().message();
+      const int64_t local = shard->local.shape.num_q_heads;
+      rankList.push_back({{"rank", r},
+                          {"num_q_heads", local},
+                          {"first_q_head", shard->first_q_head},
+                          {"latent_bytes_per_token", rowBytes}});
+      std::snprintf(line, sizeof line,
+                    "\n  tp %lld rank %lld: num_q_heads %lld (from head %lld); "
+                    "the latent cache is not split: %lld B per token per "
+                    "layer on every rank\n",
+                    (long long)tp, (long long)r, (long long)local,
+                    (long long)shard->first_q_head, (long long)rowBytes);
+      text += line;
+    }
+    kindJson["tensor_parallel"] = {{"tp", tp}, {"ranks", rankList}};
+  }
+  json["layer_kinds"].push_back(kindJson);
+  return std::nullopt;
+}
+
 int runLayout(int argc, char **argv) {
   Args args;
   if (auto error = parseArgs(argc, argv, 2, {"--tp", "--rank"}, {"--json"},
@@ -370,6 +474,13 @@ int runLayout(int argc, char **argv) {
                          {"layer_kinds", nlohmann::json::array()}};
   std::string text = "model " + config->model_type + " (" + path + ")\n";
   for (const attnc::LayerKind &kind : config->kinds) {
+    if (kind.mla) {
+      if (auto e = printLatentLayout(path, *config, kind, tp, ranks,
+                                     args.values.count("--tp") != 0, text,
+                                     json))
+        return fail(kExitBadInput, *e);
+      continue;
+    }
     attnc::Result<attnc::FusedLayout> layout =
         attnc::computeFusedLayout(kind.heads);
     if (!layout)

@@ -142,4 +142,101 @@ TEST(LayerBuilderNorms, ProjectionScopeRefusesTensorParallelism) {
   EXPECT_EQ(b.args["q_norm_weight"], (std::vector<int64_t>{16, 128}));
 }
 
+/// A hand-built MLA kind: Mistral 4's shape (H 32, R 256, P 64, nope 64,
+/// Dv 128), neox rope, pages of 16.
+ModelConfig mlaConfig() {
+  LayerKind kind;
+  kind.name = "full_attention";
+  kind.layers = {0, 1};
+  kind.heads = HeadShape{32, 32, 128, 128, GateLayout::None};
+  kind.rope.style = RopeStyle::Neox;
+  kind.rope.rotary_dim = 64;
+  kind.rope.rotary_offset = 64;
+  kind.softmax_scale = 0.25;
+  MlaConfig mla;
+  mla.kv_lora_rank = 256;
+  mla.block_size = 16;
+  mla.latent_scale = 1.5;
+  kind.mla = mla;
+  ModelConfig model;
+  model.model_type = "test_mla";
+  model.num_layers = 2;
+  model.kinds = {kind};
+  return model;
+}
+
+TEST(LayerBuilderMla, FourOpsOverOneLatentCache) {
+  mlir::MLIRContext context;
+  LayerBuildOptions options;
+  options.tp = 4;
+  options.rank = 1;
+  options.kv_dtype = KvCacheDtype::FP8E4M3;
+  auto result = buildModelModule(context, mlaConfig(), options);
+  ASSERT_TRUE(result.ok()) << result.error().message();
+  auto f = *(*result)->getOps<mlir::func::FuncOp>().begin();
+  auto args = arguments(f);
+  // 32 heads over tp 4: 8 per rank; the latent (256 + 64 = 320) is whole.
+  EXPECT_EQ(args["kv_a"], (std::vector<int64_t>{mlir::ShapedType::kDynamic, 320}));
+  EXPECT_EQ(args["q_rope"], (std::vector<int64_t>{mlir::ShapedType::kDynamic, 8, 64}));
+  EXPECT_EQ(args["kv_norm_weight"], (std::vector<int64_t>{256}));
+  EXPECT_EQ(args["latent_cache"],
+            (std::vector<int64_t>{mlir::ShapedType::kDynamic, 16, 320}));
+  EXPECT_EQ(args["absorbed_query"],
+            (std::vector<int64_t>{mlir::ShapedType::kDynamic, 8, 320}));
+  EXPECT_EQ(args["prefill_query"],
+            (std::vector<int64_t>{mlir::ShapedType::kDynamic, 8, 128}));
+  EXPECT_EQ(args["prefill_value"],
+            (std::vector<int64_t>{mlir::ShapedType::kDynamic, 8, 128}));
+  EXPECT_EQ(args["cache_scale"], (std::vector<int64_t>{}));
+  EXPECT_EQ(args.count("qkv"), 0u);
+  std::vector<attn::MlaPreprocessOp> pre;
+  std::vector<attn::LatentAttentionOp> decode;
+  std::vector<attn::VarlenAttentionOp> prefill;
+  std::vector<attn::LatentGatherOp> gather;
+  f.walk([&](attn::MlaPreprocessOp op) { pre.push_back(op); });
+  f.walk([&](attn::LatentAttentionOp op) { decode.push_back(op); });
+  f.walk([&](attn::VarlenAttentionOp op) { prefill.push_back(op); });
+  f.walk([&](attn::LatentGatherOp op) { gather.push_back(op); });
+  ASSERT_EQ(pre.size(), 1u);
+  ASSERT_EQ(decode.size(), 1u);
+  ASSERT_EQ(prefill.size(), 1u);
+  ASSERT_EQ(gather.size(), 1u);
+  EXPECT_EQ(pre[0].getNumHeads(), 8u);
+  EXPECT_EQ(pre[0].getKvLoraRank(), 256u);
+  EXPECT_EQ(pre[0].getRopeHeadDim(), 64u);
+  EXPECT_EQ(pre[0].getLatentScale().convertToDouble(), 1.5);
+  EXPECT_EQ(pre[0].getNormEps().convertToDouble(), 1e-6);
+  EXPECT_EQ(pre[0].getRopeStyle(), attn::RopeStyle::neox);
+  EXPECT_FALSE(pre[0].getRopeDeinterleave());
+  EXPECT_FALSE(pre[0].getScalingAttr());
+  EXPECT_TRUE(pre[0].getCacheScale());
+  // The decode and the gather read the cache the preprocess wrote.
+  EXPECT_EQ(decode[0].getLatentCache(), pre[0].getLatentCacheOut());
+  EXPECT_EQ(gather[0].getLatentCache(), pre[0].getLatentCacheOut());
+  EXPECT_EQ(decode[0].getSoftmaxScale().convertToDouble(), 0.25);
+  EXPECT_EQ(prefill[0].getSoftmaxScale().convertToDouble(), 0.25);
+  EXPECT_TRUE(prefill[0].getCausal());
+  EXPECT_EQ(f->getAttrOfType<mlir::DenseI64ArrayAttr>("attn.layers").asArrayRef(),
+            (llvm::ArrayRef<int64_t>{0, 1}));
+}
+
+TEST(LayerBuilderMla, HandBuiltInvalidLatentIsAnError) {
+  mlir::MLIRContext context;
+  ModelConfig model = mlaConfig();
+  model.kinds[0].mla->block_size = 32;
+  auto result = buildModelModule(context, model, LayerBuildOptions{});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().field, "block_size");
+  EXPECT_NE(result.error().rule.find("(layer kind full_attention)"),
+            std::string::npos)
+      << result.error().rule;
+  model = mlaConfig();
+  model.kinds[0].heads.num_kv_heads = 8;
+  result = buildModelModule(context, model, LayerBuildOptions{});
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.error().rule.find("num_kv_heads = num_q_heads"),
+            std::string::npos)
+      << result.error().rule;
+}
+
 } // namespace

@@ -167,6 +167,11 @@ struct KindExpect {
   /// Llama 4: the query temperature's floor_scale (0: none), the chunk.
   double temperature_floor_scale = 0.0;
   int64_t attention_chunk = 0;
+  /// MLA's latent form: kv_lora_rank (0: no latent, the decompressed or
+  /// ordinary form), the latent scale and the halves-order rope output.
+  int64_t kv_lora_rank = 0;
+  double latent_scale = 1.0;
+  bool rope_deinterleave = false;
 };
 
 struct FamilyExpect {
@@ -293,38 +298,63 @@ std::vector<FamilyExpect> expectations() {
                {full(every(0, 1, 40), 32, 2, 128, kNoNorm, kGptj, 64, 1e4)}});
   e.push_back({"glm4_moe.json", 92,
                {full(every(0, 1, 92), 96, 8, 128, kRms, kNeox, 64, 1e6)}});
-  // MLA, decompressed: Hkv = Hq, Dqk = nope + rope, rope over the last
-  // qk_rope_head_dim dims.
+  // MLA, latent form: the decompressed heads (Hkv = Hq, Dqk = nope + rope,
+  // rope over the last qk_rope_head_dim dims) plus the latent (kv_lora_rank,
+  // de-interleaved gptj output where transformers uses
+  // apply_rotary_pos_emb_interleave).
+  auto latent = [](int64_t rank, bool deinterleave) {
+    return [=](KindExpect &k) {
+      k.kv_lora_rank = rank;
+      k.rope_deinterleave = deinterleave;
+    };
+  };
   e.push_back(
       {"deepseek-v3.json", 61,
        {with(kind("full_attention", every(0, 1, 61), 128, 128, 192, 128,
                   kNoNorm, kGptj, 64, 128, 1e4, 0,
                   inverseSqrt(192) * mscaleSquared(40, 1.0)),
-             [](KindExpect &k) { k.scaling = RopeScalingKind::Yarn; })}});
+             [&](KindExpect &k) {
+               k.scaling = RopeScalingKind::Yarn;
+               latent(512, true)(k);
+             })}});
+  // DeepSeek-V2: the complex product rotates pairs in place.
   e.push_back(
       {"deepseek_v2.json", 27,
        {with(kind("full_attention", every(0, 1, 27), 16, 16, 192, 128, kNoNorm,
                   kGptj, 64, 128, 1e4, 0,
                   inverseSqrt(192) * mscaleSquared(40, 0.707)),
-             [](KindExpect &k) { k.scaling = RopeScalingKind::Yarn; })}});
+             [&](KindExpect &k) {
+               k.scaling = RopeScalingKind::Yarn;
+               latent(512, false)(k);
+             })}});
   e.push_back({"deepseek_v32.json", 0, {}, "sparse attention indexer"});
   e.push_back(
       {"mistral4.json", 36,
        {with(kind("full_attention", every(0, 1, 36), 32, 32, 128, 128, kNoNorm,
                   kGptj, 64, 64, 1e4, 0,
                   inverseSqrt(128) * mscaleSquared(128, 1.0)),
-             [](KindExpect &k) { k.scaling = RopeScalingKind::Yarn; })}});
+             [&](KindExpect &k) {
+               k.scaling = RopeScalingKind::Yarn;
+               latent(256, true)(k);
+             })}});
   e.push_back({"glm4_moe_lite.json", 47,
-               {kind("full_attention", every(0, 1, 47), 20, 20, 256, 256,
-                     kNoNorm, kGptj, 64, 192, 1e6)}});
+               {with(kind("full_attention", every(0, 1, 47), 20, 20, 256, 256,
+                          kNoNorm, kGptj, 64, 192, 1e6),
+                     latent(512, true))}});
   // kimi_linear: full_attn_layers 4, 8, ..., 24, 27 are 1-based; no rope.
   e.push_back({"kimi_linear.json", 27,
                {kind("full_attention", {3, 7, 11, 15, 19, 23, 26}, 32, 32, 192,
                      128, kNoNorm, kNoRope, 0, 0, 1e4)}});
-  // longcat: 2 * 28 sublayers; q scaled by sqrt(6144 / 1536) = 2.
+  // longcat: 2 * 28 sublayers; q scaled by sqrt(6144 / 1536) = 2, the
+  // normalised latent by sqrt(6144 / 512) = sqrt(12).
   e.push_back({"longcat_flash.json", 56,
-               {kind("full_attention", every(0, 1, 56), 64, 64, 192, 128,
-                     kNoNorm, kGptj, 64, 128, 1e7, 0, 2 * inverseSqrt(192))}});
+               {with(kind("full_attention", every(0, 1, 56), 64, 64, 192, 128,
+                          kNoNorm, kGptj, 64, 128, 1e7, 0,
+                          2 * inverseSqrt(192)),
+                     [&](KindExpect &k) {
+                       latent(512, true)(k);
+                       k.latent_scale = std::sqrt(12.0);
+                     })}});
   // bailing: every 8th layer (7, 15, ...) MLA, one gate value per head.
   e.push_back({"bailing_hybrid.json", 32,
                {with(kind("full_attention", every(7, 8, 32), 32, 32, 192, 128,
@@ -499,7 +529,10 @@ std::vector<FamilyExpect> expectations() {
        {with(kind("full_attention", every(0, 1, 61), 64, 64, 192, 128, kNoNorm,
                   kGptj, 64, 128, 5e4, 0,
                   inverseSqrt(192) * mscaleSquared(32, 1.0)),
-             [](KindExpect &k) { k.scaling = RopeScalingKind::Yarn; })}});
+             [&](KindExpect &k) {
+               k.scaling = RopeScalingKind::Yarn;
+               latent(512, true)(k);
+             })}});
   return e;
 }
 
@@ -531,6 +564,16 @@ void checkKind(const std::string &file, const LayerKind &got,
   EXPECT_EQ(got.value_scale, want.value_scale);
   EXPECT_EQ(got.query_temperature.floor_scale, want.temperature_floor_scale);
   EXPECT_EQ(got.attention_chunk, want.attention_chunk);
+  EXPECT_EQ(got.mla.has_value(), want.kv_lora_rank != 0);
+  if (got.mla && want.kv_lora_rank != 0) {
+    EXPECT_EQ(got.mla->kv_lora_rank, want.kv_lora_rank);
+    EXPECT_NEAR(got.mla->latent_scale, want.latent_scale,
+                want.latent_scale * 1e-12);
+    EXPECT_EQ(got.mla->rope_deinterleave, want.rope_deinterleave);
+    // transformers builds kv_a_layernorm without an eps: 1e-6 always.
+    EXPECT_EQ(got.mla->kv_norm_eps, 1e-6);
+    EXPECT_EQ(got.mla->block_size, 64);
+  }
 }
 
 TEST(FamilyConfigs, EachFamilyImportsItsConventions) {
@@ -796,6 +839,45 @@ TEST(FamilyRules, DeepSeekRopeInterleaveFalseIsNeox) {
   Result<ModelConfig> c = importJson(ds);
   ASSERT_TRUE(c.ok()) << c.error().message();
   EXPECT_EQ(c->kinds[0].rope.style, RopeStyle::Neox);
+  // rotate_half on the rope part: nothing to de-interleave.
+  ASSERT_TRUE(c->kinds[0].mla.has_value());
+  EXPECT_FALSE(c->kinds[0].mla->rope_deinterleave);
+}
+
+TEST(FamilyRules, MlaNeedsKvLoraRank) {
+  json ds = readJson(configPath("deepseek-v3.json"));
+  ds.erase("kv_lora_rank");
+  Result<ModelConfig> c = importJson(ds);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().field, "kv_lora_rank");
+  EXPECT_NE(c.error().rule.find("required field is missing"),
+            std::string::npos)
+      << c.error().message();
+}
+
+TEST(FamilyRules, MlaLatentFormOnlyForItsFamilies) {
+  // The same DeepSeek-V3 numbers under a family without the latent rule
+  // (MiniCPM3) import decompressed.
+  json ds = readJson(configPath("deepseek-v3.json"));
+  ds["model_type"] = "minicpm3";
+  ds.erase("rope_scaling");
+  Result<ModelConfig> c = importJson(ds);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_FALSE(c->kinds[0].mla.has_value());
+  EXPECT_EQ(c->kinds[0].heads.num_kv_heads, 128);
+}
+
+TEST(FamilyTable, MlaRowKeys) {
+  expectTableError(
+      tableWith(R"({"model_types": ["b"], "mla": {"latent_scale": true}})"),
+      "families[1].mla.latent_scale", "unknown");
+  Result<std::vector<FamilyRules>> table = parseFamilyTable(tableWith(
+      R"({"model_types": ["b"], "mla": {"rope_deinterleave": true}})"));
+  ASSERT_TRUE(table.ok()) << table.error().message();
+  EXPECT_FALSE((*table)[0].mla.present);
+  EXPECT_TRUE((*table)[1].mla.present);
+  EXPECT_TRUE((*table)[1].mla.rope_deinterleave);
+  EXPECT_FALSE((*table)[1].mla.kv_lora_scale);
 }
 
 TEST(FamilyRules, GranitePositionEmbeddingRope) {
@@ -858,6 +940,30 @@ TEST(TensorParallel, ProjectionNormRefusesSplitting) {
   Result<ModelConfig> qwen = importModelConfigFile(configPath("qwen3-8b.json"));
   ASSERT_TRUE(qwen.ok()) << qwen.error().message();
   EXPECT_TRUE(checkTensorParallel(*qwen, 8).ok());
+}
+
+TEST(TensorParallel, MlaShardsHeadsNeverTheLatent) {
+  Result<ModelConfig> ds = importModelConfigFile(configPath("deepseek-v3.json"));
+  ASSERT_TRUE(ds.ok()) << ds.error().message();
+  EXPECT_TRUE(checkTensorParallel(*ds, 8).ok());
+  const LayerKind &kind = ds->kinds[0];
+  // 128 heads over 8 ranks: 16 each, rank 3 from head 48; the decompressed
+  // prefill's k/v heads split alike (one per query head).
+  Result<RankShard> shard =
+      computeRankShard(kind.heads, 8, 3, CheckpointForm::Separate);
+  ASSERT_TRUE(shard.ok()) << shard.error().message();
+  EXPECT_EQ(shard->local.shape.num_q_heads, 16);
+  EXPECT_EQ(shard->local.shape.num_kv_heads, 16);
+  EXPECT_EQ(shard->first_q_head, 48);
+  // The latent is whatever tp: 512 + 64 values per token.
+  Result<LatentCacheLayout> latent = computeLatentCacheLayout(
+      kind.mla->kv_lora_rank, kind.rope.rotary_dim, kind.mla->block_size);
+  ASSERT_TRUE(latent.ok()) << latent.error().message();
+  EXPECT_EQ(latent->row_width, 576);
+  EXPECT_EQ(latent->bytesPerToken(2), 1152);
+  // 128 heads do not split over 256 ranks.
+  EXPECT_FALSE(computeRankShard(kind.heads, 256, 0, CheckpointForm::Separate)
+                   .ok());
 }
 
 /// A one-kind spec with `extra` merged into the kind.

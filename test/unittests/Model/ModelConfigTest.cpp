@@ -139,6 +139,15 @@ std::string difference(const ModelConfig &a, const ModelConfig &b) {
     check(x.softmax_scale == y.softmax_scale, k + "softmax_scale");
     check(x.logit_softcap == y.logit_softcap, k + "logit_softcap");
     check(x.value_scale == y.value_scale, k + "value_scale");
+    check(x.mla.has_value() == y.mla.has_value(), k + "mla presence");
+    if (x.mla && y.mla) {
+      check(x.mla->kv_lora_rank == y.mla->kv_lora_rank, k + "mla.kv_lora_rank");
+      check(x.mla->kv_norm_eps == y.mla->kv_norm_eps, k + "mla.kv_norm_eps");
+      check(x.mla->latent_scale == y.mla->latent_scale, k + "mla.latent_scale");
+      check(x.mla->rope_deinterleave == y.mla->rope_deinterleave,
+            k + "mla.rope_deinterleave");
+      check(x.mla->block_size == y.mla->block_size, k + "mla.block_size");
+    }
   }
   return out.str();
 }
@@ -436,6 +445,14 @@ TEST(ModelConfigExamples, DeepSeekV3) {
                    1.0 / std::sqrt(192.0) * mscaleSquared(40.0, 1.0));
   EXPECT_NEAR(k.softmax_scale, 0.135234, 1e-6);
   EXPECT_FALSE(k.sinks);
+  // The latent form: kv_lora_rank 512, rope_interleave (default true) means
+  // interleaved pairs in, halves out; pages of 64.
+  ASSERT_TRUE(k.mla.has_value());
+  EXPECT_EQ(k.mla->kv_lora_rank, 512);
+  EXPECT_EQ(k.mla->kv_norm_eps, 1e-6);
+  EXPECT_EQ(k.mla->latent_scale, 1.0);
+  EXPECT_TRUE(k.mla->rope_deinterleave);
+  EXPECT_EQ(k.mla->block_size, 64);
 }
 
 TEST(ModelConfigExamples, KimiK2) {
@@ -1230,6 +1247,120 @@ TEST(ModelConfigSpec, HandBuiltRoundTrip) {
   std::string spec = toSpecJson(c);
   IMPORT_TEXT(again, spec);
   EXPECT_EQ(difference(c, again), "") << spec;
+}
+
+/// A DeepSeek-V3-shaped MLA kind in the spec form.
+json mlaSpec() {
+  return json::parse(R"({
+    "attnc_spec": 1, "model_type": "toy_mla", "num_layers": 2,
+    "layer_kinds": [
+      {"name": "full_attention", "layers": [0, 1], "num_q_heads": 16,
+       "qk_head_dim": 192, "v_head_dim": 128, "qk_norm": "none",
+       "rope": {"style": "gptj", "rotary_dim": 64, "rotary_offset": 128},
+       "mla": {"kv_lora_rank": 512}}
+    ]
+  })");
+}
+
+TEST(ModelConfigSpec, MlaDefaultsAndRoundTrip) {
+  IMPORT_TEXT(c, mlaSpec().dump());
+  const LayerKind &k = c.kinds[0];
+  ASSERT_TRUE(k.mla.has_value());
+  EXPECT_EQ(k.mla->kv_lora_rank, 512);
+  EXPECT_EQ(k.mla->kv_norm_eps, 1e-6);
+  EXPECT_EQ(k.mla->latent_scale, 1.0);
+  EXPECT_FALSE(k.mla->rope_deinterleave);
+  EXPECT_EQ(k.mla->block_size, 64);
+  expectHeads(k, 16, 16, 192, 128); // num_kv_heads defaults to Hq
+
+  // Every field set away from its default survives, doubles exactly.
+  ModelConfig hand = c;
+  hand.kinds[0].mla->kv_norm_eps = 1.0 / 7.0;
+  hand.kinds[0].mla->latent_scale = std::sqrt(12.0);
+  hand.kinds[0].mla->rope_deinterleave = true;
+  hand.kinds[0].mla->block_size = 16;
+  std::string spec = toSpecJson(hand);
+  IMPORT_TEXT(again, spec);
+  EXPECT_EQ(difference(hand, again), "") << spec;
+  EXPECT_EQ(toSpecJson(again), spec);
+
+  // A kind without MLA writes no mla key, so earlier specs are unchanged.
+  EXPECT_NE(spec.find("\"mla\""), std::string::npos);
+  IMPORT_TEXT(plain, minimalSpec().dump());
+  EXPECT_EQ(toSpecJson(plain).find("\"mla\""), std::string::npos);
+  EXPECT_FALSE(plain.kinds[0].mla.has_value());
+}
+
+TEST(ModelConfigSpec, MlaErrors) {
+  const std::string kind = "layer_kinds[0].";
+  json spec = mlaSpec();
+  spec["layer_kinds"][0]["mla"].erase("kv_lora_rank");
+  EXPECT_TRUE(failsWith(spec, kind + "mla.kv_lora_rank",
+                        "required field is missing"));
+
+  spec = mlaSpec();
+  spec["layer_kinds"][0]["mla"]["kv_lora_rank"] = 0;
+  EXPECT_TRUE(failsWith(spec, kind + "mla.kv_lora_rank", "must be >= 1"));
+
+  spec = mlaSpec();
+  spec["layer_kinds"][0]["mla"]["kv_lora"] = 512; // typo
+  EXPECT_TRUE(failsWith(spec, kind + "mla.kv_lora", "unknown key"));
+
+  spec = mlaSpec();
+  spec["layer_kinds"][0]["mla"]["block_size"] = 32;
+  EXPECT_TRUE(failsWith(spec, kind + "mla.block_size", "must be 16 or 64"));
+
+  spec = mlaSpec();
+  spec["layer_kinds"][0]["mla"]["latent_scale"] = 0;
+  EXPECT_TRUE(failsWith(spec, kind + "mla.latent_scale", "must be > 0"));
+
+  spec = mlaSpec();
+  spec["layer_kinds"][0]["mla"]["kv_norm_eps"] = -1e-6;
+  EXPECT_TRUE(failsWith(spec, kind + "mla.kv_norm_eps", "must be > 0"));
+
+  spec = mlaSpec();
+  spec["layer_kinds"][0]["num_kv_heads"] = 1;
+  EXPECT_TRUE(failsWith(spec, kind + "num_kv_heads",
+                        "must equal num_q_heads 16 (got 1)"));
+
+  spec = mlaSpec();
+  spec["layer_kinds"][0]["rope"] = {{"style", "none"}};
+  EXPECT_TRUE(failsWith(spec, kind + "rope.style", "for an MLA kind"));
+
+  spec = mlaSpec();
+  spec["layer_kinds"][0]["rope"]["rotary_dim"] = 32; // 128 + 32 != 192
+  EXPECT_TRUE(failsWith(spec, kind + "rope.rotary_offset",
+                        "rotary_offset + rotary_dim must equal qk_head_dim "
+                        "192 (got 128 + 32)"));
+
+  spec = mlaSpec();
+  spec["layer_kinds"][0]["rope"]["rotary_offset"] = 0;
+  spec["layer_kinds"][0]["rope"]["rotary_dim"] = 192;
+  EXPECT_TRUE(failsWith(spec, kind + "rope.rotary_offset",
+                        "must be >= 1 for an MLA kind"));
+
+  spec = mlaSpec();
+  spec["layer_kinds"][0]["rope"]["style"] = "neox";
+  spec["layer_kinds"][0]["mla"]["rope_deinterleave"] = true;
+  EXPECT_TRUE(failsWith(spec, kind + "mla.rope_deinterleave",
+                        "needs rope.style \"gptj\""));
+
+  // What the latent kernels have no form for, one key at a time.
+  const std::vector<std::pair<std::string, json>> unsupported = {
+      {"gate", "qkvg"},
+      {"qk_norm", "rms"},
+      {"sliding_window", 128},
+      {"attention_chunk", 8192},
+      {"sinks", true},
+      {"logit_softcap", 30.0},
+      {"value_scale", 0.5},
+      {"query_temperature", {{"floor_scale", 8192.0}, {"scale", 0.1}}}};
+  for (const auto &[key, value] : unsupported) {
+    spec = mlaSpec();
+    spec["layer_kinds"][0][key] = value;
+    EXPECT_TRUE(failsWith(spec, kind + key, "is not supported in an MLA kind"))
+        << key;
+  }
 }
 
 TEST(ModelConfigSpec, Errors) {

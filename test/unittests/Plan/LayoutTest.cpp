@@ -861,3 +861,37 @@ TEST(LayoutErrors, HugeValuesAreRefusedNotWrapped) {
   shape.v_head_dim = kMaxHeadsOrDim;
   EXPECT_TRUE(computeFusedLayout(shape));
 }
+
+// MLA's latent cache: rows of R + P values, c_kv first, V aliasing it.
+TEST(LatentCacheLayout, DeepSeekAndMistralRows) {
+  Result<LatentCacheLayout> ds = computeLatentCacheLayout(512, 64, 64);
+  ASSERT_TRUE(ds) << ds.error().message();
+  EXPECT_EQ(ds->row_width, 576);
+  EXPECT_EQ(ds->value_width, 512);
+  EXPECT_EQ(ds->k_pe_offset, 512);
+  EXPECT_EQ(ds->block_size, 64);
+  EXPECT_EQ(ds->bytesPerToken(2), 1152); // bf16
+  EXPECT_EQ(ds->bytesPerToken(1), 576);  // fp8
+  // Mistral 4: R 256, pages of 16.
+  Result<LatentCacheLayout> mistral = computeLatentCacheLayout(256, 64, 16);
+  ASSERT_TRUE(mistral) << mistral.error().message();
+  EXPECT_EQ(mistral->row_width, 320);
+  EXPECT_EQ(mistral->bytesPerToken(2), 640);
+}
+
+TEST(LatentCacheLayout, Errors) {
+  auto fails = [](Result<LatentCacheLayout> r, const std::string &field,
+                  const std::string &phrase) {
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().field, field);
+    EXPECT_NE(r.error().rule.find(phrase), std::string::npos)
+        << r.error().message();
+  };
+  fails(computeLatentCacheLayout(0, 64, 64), "kv_lora_rank", "got 0");
+  fails(computeLatentCacheLayout(kMaxHeadsOrDim + 1, 64, 64), "kv_lora_rank",
+        "must be in [1, 1048576]");
+  fails(computeLatentCacheLayout(512, 63, 64), "rope_head_dim", "even");
+  fails(computeLatentCacheLayout(512, 0, 64), "rope_head_dim", "got 0");
+  fails(computeLatentCacheLayout(512, 64, 32), "block_size",
+        "must be 16 or 64");
+}

@@ -177,5 +177,105 @@ TEST(WorkModel, ErrorsNameTheField) {
   EXPECT_EQ(t.status().field, "sliding_window");
 }
 
+// MLA, DeepSeek-V3 on one rank: H 128, R 512, P 64, nope 128, Dv 128, bf16,
+// pages of 64. Every number below is worked out by hand from the header's
+// rules.
+MlaWorkShape deepSeekV3() {
+  MlaWorkShape shape;
+  shape.num_heads = 128;
+  shape.kv_lora_rank = 512;
+  shape.rope_head_dim = 64;
+  shape.nope_head_dim = 128;
+  shape.v_head_dim = 128;
+  return shape;
+}
+
+TEST(MlaWorkModel, AbsorbedDecodeIsComputeBoundAtH128) {
+  Machine h200;
+  Workload decode{Phase::Decode, 64, 4096};
+  Result<KernelWork> work = latentAttentionWork(deepSeekV3(), decode, h200);
+  ASSERT_TRUE(work) << work.error().message();
+  // Per sequence: 4096 rows x 576 x 2 = 4718592, the query 128 x 576 x 2 =
+  // 147456, 64 pages x 4 = 256, length and start 8: 4866312; x 64.
+  EXPECT_EQ(work->read_bytes, 64.0 * 4866312);
+  // The output 128 x 512 x 2 = 131072 per sequence.
+  EXPECT_EQ(work->written_bytes, 64.0 * 131072);
+  // Per pair 2 x 128 x 576 + 2 x 128 x 512 = 278528; 4096 pairs a sequence.
+  EXPECT_EQ(work->flops, 64.0 * 4096 * 278528);
+  // 7.30e10 FLOPs at 780 TFLOP/s (93.6 us) against 3.20e8 B at 4.25 TB/s
+  // (75.3 us).
+  EXPECT_FALSE(work->memoryBound());
+  EXPECT_NEAR(work->floorSeconds(), 64.0 * 4096 * 278528 / 780e12, 1e-12);
+
+  // TP 8 (H 16) at B 128, L 8192: the latent rows dominate, memory bound.
+  MlaWorkShape tp8 = deepSeekV3();
+  tp8.num_heads = 16;
+  work = latentAttentionWork(tp8, Workload{Phase::Decode, 128, 8192}, h200);
+  ASSERT_TRUE(work) << work.error().message();
+  // 8192 x 576 x 2 + 16 x 576 x 2 + 128 pages x 4 + 8 = 9437184 + 18432 +
+  // 512 + 8 = 9456136 per sequence.
+  EXPECT_EQ(work->read_bytes, 128.0 * 9456136);
+  EXPECT_TRUE(work->memoryBound());
+
+  // An fp8 cache halves the row bytes (576 per row).
+  MlaWorkShape fp8 = deepSeekV3();
+  fp8.cache_bytes = 1;
+  work = latentAttentionWork(fp8, decode, h200);
+  ASSERT_TRUE(work) << work.error().message();
+  EXPECT_EQ(work->read_bytes, 64.0 * (4096.0 * 576 + 147456 + 256 + 8));
+}
+
+TEST(MlaWorkModel, PreprocessPrefillAndGather) {
+  Machine h200;
+  // Preprocess, per token: read (576 + 128 x 64) x 2 + 16 = 17552; write
+  // the cache row 576 x 2, latent 576 x 2 and q_rope_out 8192 x 2 = 18688.
+  Result<KernelWork> pre =
+      mlaPreprocessWork(deepSeekV3(), Workload{Phase::Decode, 64, 4096}, h200);
+  ASSERT_TRUE(pre) << pre.error().message();
+  EXPECT_EQ(pre->read_bytes, 64.0 * 17552);
+  EXPECT_EQ(pre->written_bytes, 64.0 * 18688);
+  EXPECT_EQ(pre->flops, 0);
+
+  // Decompressed prefill of 8192 tokens: q 8192 x 128 x 192 x 2 =
+  // 402653184, k and v 8192 x 128 x 320 x 2 = 671088640, cu_seqlens 8;
+  // output 8192 x 128 x 128 x 2; 8192 x 8193 / 2 = 33558528 pairs of
+  // 2 x 128 x 320 = 81920 FLOPs.
+  Result<KernelWork> prefill = varlenAttentionWork(
+      deepSeekV3(), Workload{Phase::Prefill, 1, 8192}, h200);
+  ASSERT_TRUE(prefill) << prefill.error().message();
+  EXPECT_EQ(prefill->read_bytes, 402653184.0 + 671088640.0 + 8);
+  EXPECT_EQ(prefill->written_bytes, 268435456.0);
+  EXPECT_EQ(prefill->flops, 33558528.0 * 81920);
+  EXPECT_FALSE(prefill->memoryBound());
+
+  // Gather of 100 rows from an fp8 cache, two sequences: read 100 x 576 +
+  // 2 pages x 4 + 4 = 57612, write 100 x 576 x 2 = 115200, per sequence.
+  MlaWorkShape fp8 = deepSeekV3();
+  fp8.cache_bytes = 1;
+  Result<KernelWork> gather =
+      latentGatherWork(fp8, Workload{Phase::Prefill, 2, 100}, h200);
+  ASSERT_TRUE(gather) << gather.error().message();
+  EXPECT_EQ(gather->read_bytes, 2.0 * 57612);
+  EXPECT_EQ(gather->written_bytes, 2.0 * 115200);
+}
+
+TEST(MlaWorkModel, ErrorsNameTheField) {
+  MlaWorkShape shape = deepSeekV3();
+  shape.num_heads = 0;
+  Result<KernelWork> work =
+      latentAttentionWork(shape, Workload{Phase::Decode, 1, 16}, Machine{});
+  ASSERT_FALSE(work);
+  EXPECT_EQ(work.error().field, "num_heads");
+  shape = deepSeekV3();
+  shape.nope_head_dim = -1;
+  work = varlenAttentionWork(shape, Workload{Phase::Prefill, 1, 16}, Machine{});
+  ASSERT_FALSE(work);
+  EXPECT_EQ(work.error().field, "nope_head_dim");
+  work = mlaPreprocessWork(deepSeekV3(), Workload{Phase::Decode, 0, 16},
+                           Machine{});
+  ASSERT_FALSE(work);
+  EXPECT_EQ(work.error().field, "batch");
+}
+
 } // namespace
 } // namespace attnc::plan

@@ -18,6 +18,7 @@
 #include "attnc/Support/Status.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,6 +98,32 @@ struct RopeConfig {
   RopeScaling scaling;
 };
 
+/// Multi-head latent attention (MLA: DeepSeek-V2/V3, Kimi-K2, GLM-4.x-Flash,
+/// Mistral 4, LongCat-Flash): the kind caches one latent row per token,
+/// [c_kv | k_pe] of kv_lora_rank + qk_rope_head_dim values (one head; V is
+/// the first kv_lora_rank values of the same row), decodes in the absorbed
+/// form and prefills in the decompressed one. The decompressed heads are
+/// the kind's `heads` (Hkv = Hq, Dqk = qk_nope_head_dim + qk_rope_head_dim,
+/// Dv = v_head_dim) and its rope (rotary_offset = qk_nope_head_dim,
+/// rotary_dim = qk_rope_head_dim: the rope part comes last), so nothing
+/// here repeats them.
+struct MlaConfig {
+  /// R: the latent c_kv's width (DeepSeek-V3: 512).
+  int64_t kv_lora_rank = 0;
+  /// kv_a_layernorm's eps (transformers builds that RMSNorm without an eps
+  /// argument in every MLA family, so 1e-6 whatever rms_norm_eps says).
+  double kv_norm_eps = 1e-6;
+  /// Factor on the normalised c_kv (LongCat: sqrt(hidden_size /
+  /// kv_lora_rank)); 1 elsewhere.
+  double latent_scale = 1.0;
+  /// gptj rotation with the rotated values written in halves order (Hugging
+  /// Face's apply_rotary_pos_emb_interleave: DeepSeek-V3 with
+  /// rope_interleave, LongCat); false: in place (DeepSeek-V2).
+  bool rope_deinterleave = false;
+  /// Tokens per latent-cache block (page): 64 or 16.
+  int64_t block_size = 64;
+};
+
 /// One kind of attention layer of a model.
 struct LayerKind {
   /// "full_attention", "sliding_attention", ... (a valid identifier).
@@ -134,6 +161,9 @@ struct LayerKind {
     double floor_scale = 0.0;
     double scale = 0.0;
   } query_temperature;
+  /// Present for an MLA kind (latent cache, absorbed decode, decompressed
+  /// prefill); absent for every other attention.
+  std::optional<MlaConfig> mla;
 };
 
 /// The attention description of a whole model.
@@ -158,6 +188,8 @@ Result<ModelConfig> importModelConfigFile(const std::string &path);
 /// library's rule, computeRankShard). A q/k norm over the whole projection
 /// (NormScope::Projection) needs every head on one rank, so tp > 1 is refused
 /// naming the kind and the feature; the error's field is "tp".
+/// An MLA kind shards its query heads (Hq / tp per rank) and never its
+/// latent: every rank caches the whole [c_kv | k_pe] row.
 Status checkTensorParallel(const ModelConfig &config, int64_t tp);
 
 /// Serialises to the attnc spec form (JSON text, every field spelled out);

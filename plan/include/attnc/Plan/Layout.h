@@ -140,6 +140,34 @@ struct RankShard {
 Result<RankShard> computeRankShard(const HeadShape &shape, int64_t tp,
                                      int64_t rank, CheckpointForm form);
 
+/// MLA's latent cache: one row per token of kv_lora_rank (R) normalised
+/// latent values c_kv followed by rope_head_dim (P) rotated k_pe values,
+/// [num_blocks, block_size, R + P], one head shared by every query head (so
+/// tensor parallelism never splits it). V is the first R values of the same
+/// rows: one allocation, no second cache.
+struct LatentCacheLayout {
+  int64_t kv_lora_rank = 0;  ///< R
+  int64_t rope_head_dim = 0; ///< P
+  int64_t block_size = 0;    ///< tokens per page
+  int64_t row_width = 0;     ///< R + P, values per token (the key)
+  int64_t value_width = 0;   ///< R: V aliases columns [0, R) of each row
+  int64_t k_pe_offset = 0;   ///< R: column of k_pe's first value
+  /// Bytes of one token's row for an element of `element_bytes`.
+  int64_t bytesPerToken(int64_t element_bytes) const {
+    return row_width * element_bytes;
+  }
+};
+
+/// The latent pages the MLA kernels take, in tokens.
+constexpr int64_t kLatentBlockSizes[] = {16, 64};
+
+/// The layout for R >= 1, P >= 2 and even, and a block size of
+/// kLatentBlockSizes; errors name "kv_lora_rank", "rope_head_dim" or
+/// "block_size".
+Result<LatentCacheLayout> computeLatentCacheLayout(int64_t kv_lora_rank,
+                                                   int64_t rope_head_dim,
+                                                   int64_t block_size);
+
 } // namespace attnc
 
 #endif // ATTNC_PLAN_LAYOUT_H

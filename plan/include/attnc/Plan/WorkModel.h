@@ -147,6 +147,59 @@ Result<KernelWork> attentionWork(const LayerWorkShape &shape,
                                  const Workload &workload,
                                  const Machine &machine);
 
+//===----------------------------------------------------------------------===//
+// MLA (a latent layer kind): the preprocess, the absorbed decode, the
+// decompressed prefill and the gather. Counted as above (real dims; norm
+// weights read once per launch and not counted; softmax not counted):
+//  - mla_preprocess, per token: read kv_a (R + P), q_rope (H * P), the slot
+//    and the position (8 bytes each); write the cache row (R + P, cache
+//    type), latent (R + P) and q_rope_out (H * P).
+//  - latent_attention (decode), per query token: read the absorbed query
+//    (H * (R + P)), write the output (H * R); per key read: one latent row
+//    (R + P, cache type) once per sequence (the one KV head serves every
+//    query head); per (query, key) pair: 2 * H * (R + P) (Q K^T) +
+//    2 * H * R (P V) FLOPs; per sequence: 4 bytes per page read, its length
+//    and query start.
+//  - varlen_attention (prefill): per query token read q (H * (nope + P)),
+//    write the output (H * Dv); per key read k and v (H * (nope + P + Dv))
+//    once per sequence; 2 * H * (nope + P + Dv) FLOPs per pair; per
+//    sequence its two cu_seqlens entries (8 bytes).
+//  - latent_gather, per gathered row: read a cache row (cache type), write
+//    it in the activation type; 4 bytes per page and 4 per sequence.
+//===----------------------------------------------------------------------===//
+
+/// What the MLA work model needs of one layer kind (one rank's heads).
+struct MlaWorkShape {
+  int64_t num_heads = 0;        ///< H, this rank's query heads
+  int64_t kv_lora_rank = 0;     ///< R
+  int64_t rope_head_dim = 0;    ///< P
+  int64_t nope_head_dim = 0;    ///< the decompressed q/k head's other part
+  int64_t v_head_dim = 0;       ///< Dv of the decompressed prefill
+  int64_t activation_bytes = 2;
+  int64_t cache_bytes = 2;      ///< latent cache element (fp8: 1)
+  int64_t block_size = 64;      ///< tokens per latent-cache page
+};
+
+/// The MLA launches of a workload. Decode: `batch` tokens preprocessed,
+/// each sequence's one query reading its `context` latent rows. Prefill:
+/// batch * context tokens preprocessed; the decompressed attention over
+/// each sequence's `context` keys (causal, no cache prefix). Errors: a
+/// field < 1 (nope_head_dim < 0) names it; then checkWorkload's.
+Result<KernelWork> mlaPreprocessWork(const MlaWorkShape &shape,
+                                     const Workload &workload,
+                                     const Machine &machine);
+Result<KernelWork> latentAttentionWork(const MlaWorkShape &shape,
+                                       const Workload &workload,
+                                       const Machine &machine);
+Result<KernelWork> varlenAttentionWork(const MlaWorkShape &shape,
+                                       const Workload &workload,
+                                       const Machine &machine);
+/// Gathering `context` cached rows of each of `batch` sequences (the
+/// workload's phase is ignored).
+Result<KernelWork> latentGatherWork(const MlaWorkShape &shape,
+                                    const Workload &workload,
+                                    const Machine &machine);
+
 } // namespace attnc::plan
 
 #endif // ATTNC_PLAN_WORKMODEL_H
