@@ -16,9 +16,10 @@ KIND = "mla_preprocess"
 
 
 def mla_ir(*, heads=16, rank=512, rope=64, block=64, cache="bf16", style="gptj",
-           deinterleave=True, latent_scale=None, scaling=None, layer=LAYER):
+           deinterleave=True, latent_scale=None, scaling=None, layer=LAYER, act="bf16",
+           index="i64"):
     """One layer function holding one attn.mla_preprocess."""
-    cache_type = "f8E4M3FN" if cache == "fp8" else "bf16"
+    cache_type = "f8E4M3FN" if cache == "fp8" else act
     width = rank + rope
     scale_operand = " scale %s" if cache == "fp8" else ""
     scale_type = " scale tensor<f32>" if cache == "fp8" else ""
@@ -34,15 +35,15 @@ def mla_ir(*, heads=16, rank=512, rope=64, block=64, cache="bf16", style="gptj",
         attrs.append(f"scaling = {scaling}")
     cache_t = f"tensor<?x{block}x{width}x{cache_type}>"
     return f"""
-func.func @{layer}(%kv_a: tensor<?x{width}xbf16>, %q_pe: tensor<?x{heads}x{rope}xbf16>,
-    %slots: tensor<?xi64>, %pos: tensor<?xi64>, %w: tensor<{rank}xbf16>,
+func.func @{layer}(%kv_a: tensor<?x{width}x{act}>, %q_pe: tensor<?x{heads}x{rope}x{act}>,
+    %slots: tensor<?x{index}>, %pos: tensor<?x{index}>, %w: tensor<{rank}x{act}>,
     %cache: {cache_t}{scale_arg})
-    -> (tensor<?x{width}xbf16>, tensor<?x{heads}x{rope}xbf16>, {cache_t}) {{
+    -> (tensor<?x{width}x{act}>, tensor<?x{heads}x{rope}x{act}>, {cache_t}) {{
   %lat, %qr, %c = attn.mla_preprocess %kv_a, %q_pe, %slots, %pos, %w into %cache{scale_operand}
       {{{", ".join(attrs)}}}
-      : tensor<?x{width}xbf16>, tensor<?x{heads}x{rope}xbf16>, tensor<?xi64>,
-        tensor<?xi64>, tensor<{rank}xbf16> into {cache_t}{scale_type}
-  return %lat, %qr, %c : tensor<?x{width}xbf16>, tensor<?x{heads}x{rope}xbf16>, {cache_t}
+      : tensor<?x{width}x{act}>, tensor<?x{heads}x{rope}x{act}>, tensor<?x{index}>,
+        tensor<?x{index}>, tensor<{rank}x{act}> into {cache_t}{scale_type}
+  return %lat, %qr, %c : tensor<?x{width}x{act}>, tensor<?x{heads}x{rope}x{act}>, {cache_t}
 }}
 """
 
@@ -57,6 +58,10 @@ def kernels(context):
         "neox": mla_ir(style="neox", deinterleave=False),
         "scaled": mla_ir(latent_scale=1.5),
         "h128": mla_ir(heads=128),
+        # f16, i32 indices, a rank and a rope dim of no 16-byte vectors
+        # (width 2), 3 units a head (not dividing a warp), 3 heads.
+        "odd": mla_ir(heads=3, rank=20, rope=12, block=16, style="neox",
+                      deinterleave=False, act="f16", index="i32"),
     }
     return {name: attnc.compile_ir(text, context=context).kernel(LAYER, KIND)
             for name, text in variants.items()}
@@ -94,6 +99,15 @@ def test_abi_parameters_and_launch_shape(kernels):
     # 128 heads: eight query warps and the latent warp, one token a block.
     assert kernels["h128"].abi["block"] == [288, 1, 1]
     assert kernels["h128"].abi["grid"][0]["divisor"] == 1
+
+
+def test_odd_shape_compiles(kernels):
+    kernel = kernels["odd"]
+    params = {p["name"]: p for p in kernel.abi["params"]}
+    assert params["kv_a"]["dtype"] == "f16" and params["kv_a"]["shape"] == ["num_tokens", 32]
+    assert params["slot_mapping"]["dtype"] == "i32"
+    assert "static constexpr int vector_width = 2;" in kernel.source
+    assert kernel.ptx()
 
 
 def test_fp8_cache_takes_its_scale(kernels):
