@@ -8,7 +8,6 @@ import re
 import pytest
 
 import attnc
-from attnc import _launch, _library
 from attnc_cpu_helpers import FakeTensor, fake_args
 
 LAYER = "attnc_test_mla"  # the fake driver resolves attnc_test_* kernels only
@@ -197,7 +196,7 @@ def test_views_bind_their_strides(fake_models, monkeypatch):
     cache as one half of a [blocks, 2, 64, 576] allocation: every stride
     reaches the kernel as its i64 parameter."""
     model = fake_models["bf16"]
-    lib = _library.library()
+    lib = model._lib  # the Library instance the launch calls through
     seen = {}
     real = lib.attnc_kernel_launch
     abi = model.kernel(LAYER, KIND).abi

@@ -321,3 +321,66 @@ def test_nan_stays_nan_in_the_fp8_cache(compiled, generator):
     assert int(row0[:RANK].isnan().sum()) == 0
     assert float(cache[0, 1, 7].float()) == 448.0
     assert_finite("latent_cache row 1", cache[0, 1])
+
+
+def test_torch_op_matches_checked_path(compiled, generator):
+    """torch.ops.attnc.mla_preprocess: eager, torch.compile(fullgraph=True)
+    and CUDA-graph replay, each bit-exact against Model.mla_preprocess; a
+    wrong argument is named."""
+    import attnc
+    import attnc.torch_ops as ops
+    backend = ops.load("auto")
+    v = Variant(heads=16, cache="fp8", scaling=DEEPSEEK_YARN)
+    model = compiled(v)
+    binding = ops.binding(model, LAYER, "mla_preprocess")
+    tokens = 37
+    kv_a = torch.randn(tokens, RANK + ROPE, device="cuda", generator=generator).to(torch.bfloat16)
+    q_rope = torch.randn(tokens, 16, ROPE, device="cuda", generator=generator).to(torch.bfloat16)
+    weight = torch.randn(RANK, device="cuda", generator=generator).to(torch.bfloat16)
+    positions = torch.randint(0, 4096, (tokens,), device="cuda", generator=generator)
+    slots = torch.randperm(2 * 64, device="cuda", generator=generator)[:tokens]
+    scale = torch.tensor(CACHE_SCALE, device="cuda")
+
+    def fresh():
+        return (poisoned((2, 64, RANK + ROPE), torch.float8_e4m3fn),
+                torch.full((tokens, RANK + ROPE), float("nan"), dtype=torch.bfloat16,
+                           device="cuda"),
+                torch.full((tokens, 16, ROPE), float("nan"), dtype=torch.bfloat16,
+                           device="cuda"))
+
+    want = fresh()
+    model.mla_preprocess(LAYER, kv_a, q_rope, slot_mapping=slots, positions=positions,
+                         kv_norm_weight=weight, latent_cache=want[0], cache_scale=scale,
+                         latent_out=want[1], q_rope_out=want[2])
+
+    def run(out):
+        torch.ops.attnc.mla_preprocess(binding, kv_a, q_rope, slots, positions, weight,
+                                       out[0], scale, out[1], out[2])
+
+    def same(got):
+        torch.cuda.synchronize()
+        assert torch.equal(got[0].view(torch.uint8), want[0].view(torch.uint8))
+        assert torch.equal(got[1], want[1]) and torch.equal(got[2], want[2])
+
+    got = fresh()
+    run(got)
+    same(got)
+    got = fresh()
+    torch.compile(run, fullgraph=True, dynamic=False)(got)
+    same(got)
+    got = fresh()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):
+        run(got)
+    torch.cuda.synchronize()
+    for t in got:
+        t.view(torch.uint8).fill_(0xFF)
+    graph.replay()
+    same(got)
+
+    expected = ValueError if backend == "cpp" else attnc.ArgumentError
+    with pytest.raises(expected, match="cache_scale"):
+        torch.ops.attnc.mla_preprocess(binding, kv_a, q_rope, slots, positions, weight,
+                                       got[0], None, got[1], got[2])
