@@ -71,8 +71,12 @@
 //    (4 / (warps_per_token + 1), at least 1), so small H still fills
 //    blocks, while one token a block at large H spreads T = 1..64 over as
 //    many SMs as there are tokens.
-//  - min_blocks_per_sm: 1024 threads per SM (the loads in flight; 64
-//    registers a thread), 1024 / threads_per_block, at least 1.
+//  - min_blocks_per_sm (the launch bound): as many blocks as 72 registers a
+//    thread allow, 65536 / (72 x threads_per_block), at least 1: 3 of 288
+//    threads (864 threads, 48 KB of query loads in flight per SM), 7 of
+//    128. ptxas needs 72-85 registers for the kernel; at 72 it spills a
+//    few bytes at most (28 with an fp8 cache at 128 heads), at 64 (1024
+//    threads) over 100.
 //
 // Attention (#attn.attention_schedule):
 //  - qk_dim_padded / v_dim_padded: the head dims rounded up to the MMA step
@@ -326,7 +330,8 @@ FailureOr<PreprocessScheduleAttr> choosePreprocess(FusedPreprocessOp op) {
 constexpr int64_t kMlaUnitsPerLane = 2;
 constexpr int64_t kMlaMaxWarpsPerToken = 8;
 constexpr int64_t kMlaWarpsPerBlock = 4;
-constexpr int64_t kMlaThreadsPerSm = 1024;
+constexpr int64_t kMlaRegistersPerThread = 72;
+constexpr int64_t kRegistersPerSm = 65536;
 
 FailureOr<MlaPreprocessScheduleAttr> chooseMlaPreprocess(MlaPreprocessOp op) {
   int64_t numHeads = op.getNumHeadsAttr().getValue().getSExtValue();
@@ -344,8 +349,8 @@ FailureOr<MlaPreprocessScheduleAttr> chooseMlaPreprocess(MlaPreprocessOp op) {
   int64_t tokensPerBlock =
       std::max<int64_t>(1, kMlaWarpsPerBlock / (warpsPerToken + 1));
   int64_t threadsPerBlock = kWarpSize * (warpsPerToken + 1) * tokensPerBlock;
-  int64_t minBlocksPerSm =
-      std::max<int64_t>(1, kMlaThreadsPerSm / threadsPerBlock);
+  int64_t minBlocksPerSm = std::max<int64_t>(
+      1, kRegistersPerSm / (kMlaRegistersPerThread * threadsPerBlock));
   auto schedule = MlaPreprocessScheduleAttr::getChecked(
       [&] { return op.emitOpError() << "chose an invalid schedule: "; },
       op.getContext(), vectorWidth, warpsPerToken, tokensPerBlock,

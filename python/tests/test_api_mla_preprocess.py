@@ -62,8 +62,11 @@ def kernels(context):
         "odd": mla_ir(heads=3, rank=20, rope=12, block=16, style="neox",
                       deinterleave=False, act="f16", index="i32"),
     }
-    return {name: attnc.compile_ir(text, context=context).kernel(LAYER, KIND)
-            for name, text in variants.items()}
+    # The models stay referenced: a Kernel does not keep its model alive.
+    models = {name: attnc.compile_ir(text, context=context)
+              for name, text in variants.items()}
+    kernels.models = models
+    return {name: model.kernel(LAYER, KIND) for name, model in models.items()}
 
 
 # ---- ABI ------------------------------------------------------------------------

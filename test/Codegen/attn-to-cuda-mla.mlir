@@ -16,7 +16,7 @@
 // CHECK-NEXT: //   norm: rms eps=9.9999999999999995e-07
 // CHECK-NEXT: //   rope: gptj (de-interleaved: halves out) theta=10000.0 scaling=none
 // CHECK-NEXT: //   activation bf16, latent cache fp8_e4m3 (block_size 64)
-// CHECK-NEXT: // schedule: vector_width=8 warps_per_token=1 tokens_per_block=2 threads_per_block=128 min_blocks_per_sm=8
+// CHECK-NEXT: // schedule: vector_width=8 warps_per_token=1 tokens_per_block=2 threads_per_block=128 min_blocks_per_sm=7
 // CHECK: #include "attnc_mla_preprocess.cuh"
 // CHECK: __constant__ double rope_inv_freq[32] = {
 // CHECK: struct Config : attnc::mla_preprocess::Defaults {
