@@ -53,7 +53,7 @@ class Variant:
         cache_t = "f8E4M3FN" if self.cache == "fp8" else act
         width, h = RANK + ROPE, self.heads
         attrs = [f"num_heads = {h}", f"kv_lora_rank = {RANK}", f"rope_head_dim = {ROPE}",
-                 f"norm_eps = {NORM_EPS!r} : f64",
+                 f"norm_eps = {NORM_EPS:.6e} : f64",
                  f"rope_style = #attn.rope_style<{self.style}>", f"theta = {self.theta!r} : f64"]
         if self.deinterleave:
             attrs.append("rope_deinterleave = true")
@@ -118,9 +118,10 @@ def compiled(attnc_context):
     models = {}
 
     def get(variant):
-        if variant not in models:
-            models[variant] = attnc.compile_ir(variant.ir(), context=attnc_context)
-        return models[variant]
+        key = variant.ir()  # (a Variant holds a dict: not hashable)
+        if key not in models:
+            models[key] = attnc.compile_ir(key, context=attnc_context)
+        return models[key]
 
     return get
 
