@@ -16,6 +16,7 @@ using namespace attnc::attn;
 
 namespace attnc {
 using emit::emitAttention;
+using emit::emitMlaPreprocess;
 using emit::emitPreprocess;
 
 FailureOr<std::vector<EmittedKernel>> emitCudaKernels(ModuleOp module) {
@@ -42,6 +43,11 @@ FailureOr<std::vector<EmittedKernel>> emitCudaKernels(ModuleOp module) {
       if (ops.empty())
         return function.emitOpError() << "has no attn.fused_preprocess";
       kernel = emitPreprocess(function, *ops.begin());
+    } else if (kind.getValue() == "mla_preprocess") {
+      auto ops = function.getOps<MlaPreprocessOp>();
+      if (ops.empty())
+        return function.emitOpError() << "has no attn.mla_preprocess";
+      kernel = emitMlaPreprocess(function, *ops.begin());
     } else if (kind.getValue() == "attention") {
       auto ops = function.getOps<PagedAttentionOp>();
       auto gates = function.getOps<OutputGateOp>();

@@ -130,6 +130,25 @@ EmittedParam presentIf(bool present, EmittedParam param) {
   return param;
 }
 
+EmittedParam mayAlias(EmittedParam param) {
+  param.restrict = false;
+  return param;
+}
+
+std::vector<EmittedParam> stridedView(EmittedParam &param,
+                                      ArrayRef<StringRef> dimNames) {
+  std::vector<EmittedParam> strideParams;
+  std::vector<ShapeDim> strides;
+  for (StringRef dim : dimNames) {
+    std::string symbol = param.abi.name + "_" + dim.str();
+    strides.push_back(ShapeDim::named(symbol));
+    strideParams.push_back(scalarArg(symbol, ParamKind::I64));
+  }
+  strides.push_back(ShapeDim::constant(1)); // the innermost dim is contiguous
+  param.abi.strides = std::move(strides);
+  return strideParams;
+}
+
 std::vector<EmittedParam> cacheViewParams(EmittedParam kCache,
                                           EmittedParam vCache) {
   static const char *const dims[] = {"block_stride", "token_stride",
@@ -151,8 +170,8 @@ std::vector<EmittedParam> cacheViewParams(EmittedParam kCache,
 std::string cudaDeclaration(const EmittedParam &param) {
   if (param.abi.kind != ParamKind::Pointer)
     return param.cudaType + " " + param.abi.name;
-  return (param.writes ? "" : "const ") + param.cudaType + " *__restrict__ " +
-         param.abi.name;
+  return (param.writes ? "" : "const ") + param.cudaType +
+         (param.restrict ? " *__restrict__ " : " *") + param.abi.name;
 }
 
 /// The parameter's name where the kernel has it, else nullptr.

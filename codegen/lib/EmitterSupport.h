@@ -52,6 +52,9 @@ struct EmittedParam {
   /// stays in the list, so the template's order is kept, but is left out of
   /// the signature and the ABI and passed on as nullptr.
   bool present = true;
+  /// Pointers only: printed `__restrict__`. False for a pointer the caller
+  /// may alias with another parameter (an in-place output and its input).
+  bool restrict = true;
 };
 /// A pointer the kernel only reads, one it writes through, a scalar (its
 /// CUDA type follows from the kind).
@@ -64,6 +67,13 @@ EmittedParam outputParam(mlir::StringRef name, runtime::ElementType dtype,
 EmittedParam scalarArg(mlir::StringRef name, runtime::ParamKind kind);
 /// `param`, marked absent unless `present`.
 EmittedParam presentIf(bool present, EmittedParam param);
+/// `param`, printed without `__restrict__` (it may alias another one).
+EmittedParam mayAlias(EmittedParam param);
+/// `param` as a strided view: its ABI strides are one i64 parameter per
+/// dim but the innermost (contiguous, 1), named <name>_<dim name> after
+/// `dimNames`; returns those parameters, in order, for the caller to add.
+std::vector<EmittedParam> stridedView(EmittedParam &param,
+                                      mlir::ArrayRef<mlir::StringRef> dimNames);
 /// The paged caches as views of the engine's allocations: k_cache and
 /// v_cache (shapes [num_blocks, block_size, heads, head_dim]), each with the
 /// ABI strides [<name>_block_stride, <name>_token_stride,
@@ -104,9 +114,11 @@ mlir::FailureOr<EmissionAttr> preparedEmission(mlir::Operation *op,
 /// The layer function a kernel function was outlined from.
 std::string layerOf(mlir::func::FuncOp kernel);
 
-/// The printers of the two kernel families.
+/// The printers of the kernel families.
 mlir::FailureOr<EmittedKernel> emitPreprocess(mlir::func::FuncOp function,
                                               attn::FusedPreprocessOp op);
+mlir::FailureOr<EmittedKernel> emitMlaPreprocess(mlir::func::FuncOp function,
+                                                 attn::MlaPreprocessOp op);
 mlir::FailureOr<EmittedKernel> emitAttention(mlir::func::FuncOp function,
                                              attn::PagedAttentionOp op,
                                              attn::OutputGateOp gateOp);

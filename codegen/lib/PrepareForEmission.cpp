@@ -2,7 +2,9 @@
 //
 // Everything the CUDA printer needs that is not spelled out in the kernel
 // op is derived here, once, and recorded as the op's `attn.emission`
-// attribute (#attn.preprocess_emission, #attn.attention_emission); everything the printer cannot print is a diagnostic here.
+// attribute (#attn.preprocess_emission, #attn.attention_emission,
+// #attn.mla_preprocess_emission); everything the printer cannot print is a
+// diagnostic here.
 //
 //===----------------------------------------------------------------------===//
 #include "attnc/Codegen/CudaEmitter.h"
@@ -417,6 +419,77 @@ LogicalResult prepare(PagedAttentionOp op, OutputGateOp gate) {
   return success();
 }
 
+/// MLA's preprocess: the latent cache's block size must be static, the
+/// activation 16-bit, the schedule's vector width must divide kv_lora_rank
+/// and rope_head_dim / 2 (a rope unit, vector_width pairs, never straddles
+/// a half), and the rope tables are computed here as for the fused
+/// preprocess.
+LogicalResult prepare(MlaPreprocessOp op) {
+  Builder b(op.getContext());
+  MlaPreprocessScheduleAttr schedule = op.getScheduleAttr();
+  if (!schedule)
+    return op.emitOpError() << "cannot be emitted without a schedule (run "
+                               "attn-specialize first)";
+  if (failed(checkStatic(op, {{"latent_cache", op.getLatentCache()}})))
+    return failure();
+  Type activation =
+      cast<RankedTensorType>(op.getKvA().getType()).getElementType();
+  Type cacheElement =
+      cast<RankedTensorType>(op.getLatentCache().getType()).getElementType();
+  if (failed(checkActivation(op, activation)))
+    return failure();
+  int64_t rank = static_cast<int64_t>(op.getKvLoraRank());
+  int64_t ropeDim = static_cast<int64_t>(op.getRopeHeadDim());
+  int64_t vectorWidth = schedule.getVectorWidth();
+  // Activations are 16-bit (checked above).
+  if (rank % vectorWidth != 0 || (ropeDim / 2) % vectorWidth != 0 ||
+      vectorWidth * 2 > 16)
+    return op.emitOpError()
+           << "cannot be emitted: the schedule's vector_width ("
+           << vectorWidth << ") must divide kv_lora_rank (" << rank
+           << ") and rope_head_dim / 2 (" << ropeDim / 2
+           << ") and span at most 16 bytes";
+  // De-interleaving in place, a head's units meet at a __syncwarp between
+  // their loads and stores: they must sit in one warp.
+  int64_t units = ropeDim / 2 / vectorWidth;
+  if (op.getRopeDeinterleave() && 32 % units != 0)
+    return op.emitOpError()
+           << "cannot be emitted: rope_deinterleave needs the rope units of "
+              "a head (rope_head_dim / 2 / vector_width = "
+           << units << ") to divide 32 (one warp)";
+  if (op.getScalingAttr() &&
+      op.getScalingAttr().getKind() == RopeScalingKind::dynamic)
+    return op.emitOpError()
+           << "cannot be emitted: dynamic NTK rope scaling depends on the "
+              "sequence length at run time, which the generated kernel does "
+              "not take";
+  if (op.getScalingAttr() &&
+      op.getScalingAttr().getKind() == RopeScalingKind::longrope)
+    return op.emitOpError()
+           << "cannot be emitted: longrope scaling is not supported by the "
+              "MLA preprocess kernel (one inverse-frequency table)";
+  SmallVector<double> invFreq, invFreqLong;
+  double attentionFactor = 1.0;
+  computeRopeTable(ropeDim, op.getThetaAttr().getValueAsDouble(),
+                   op.getScalingAttr(), invFreq, invFreqLong, attentionFactor);
+  if (failed(checkFloatConstant(op, "the rope attention factor",
+                                attentionFactor)) ||
+      failed(checkFloatConstant(op, "norm_eps",
+                                op.getNormEpsAttr().getValueAsDouble())) ||
+      failed(checkFloatConstant(op, "latent_scale",
+                                op.getLatentScaleAttr().getValueAsDouble())))
+    return failure();
+  for (double frequency : invFreq)
+    if (failed(checkFloatConstant(op, "a rope inverse frequency", frequency)))
+      return failure();
+  op->setAttr(attnc::kEmissionAttr,
+              MlaPreprocessEmissionAttr::get(
+                  op.getContext(), activationName(activation),
+                  cacheName(cacheElement), blockSizeOf(op.getLatentCache()),
+                  b.getDenseF64ArrayAttr(invFreq), attentionFactor));
+  return success();
+}
+
 struct PrepareEmission
     : attnc::impl::AttnPrepareEmissionBase<PrepareEmission> {
   void runOnOperation() override {
@@ -432,6 +505,14 @@ struct PrepareEmission
         if (ops.empty())
           result = function.emitOpError()
                    << "is a preprocess kernel without an attn.fused_preprocess";
+        else
+          result = prepare(*ops.begin());
+      } else if (kind.getValue() == "mla_preprocess") {
+        auto ops = function.getOps<MlaPreprocessOp>();
+        if (ops.empty())
+          result = function.emitOpError()
+                   << "is an mla_preprocess kernel without an "
+                      "attn.mla_preprocess";
         else
           result = prepare(*ops.begin());
       } else if (kind.getValue() == "attention") {

@@ -1199,6 +1199,36 @@ LogicalResult PreprocessScheduleAttr::verify(
   return success();
 }
 
+LogicalResult MlaPreprocessScheduleAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t vectorWidth,
+    int64_t warpsPerToken, int64_t tokensPerBlock, int64_t threadsPerBlock,
+    int64_t minBlocksPerSm) {
+  if (failed(checkPositiveParameters(
+          emitError, "mla_preprocess_schedule",
+          {{"vector_width", vectorWidth},
+           {"warps_per_token", warpsPerToken},
+           {"tokens_per_block", tokensPerBlock},
+           {"threads_per_block", threadsPerBlock},
+           {"min_blocks_per_sm", minBlocksPerSm}})))
+    return failure();
+  if (!llvm::isPowerOf2_64(static_cast<uint64_t>(vectorWidth)) ||
+      vectorWidth > 16)
+    return emitError() << "mla_preprocess_schedule vector_width must be a "
+                          "power of two <= 16 (one access of at most 16 "
+                          "bytes), got "
+                       << vectorWidth;
+  if (threadsPerBlock != 32 * (warpsPerToken + 1) * tokensPerBlock)
+    return emitError() << "mla_preprocess_schedule threads_per_block must be "
+                          "32 x (warps_per_token + 1) x tokens_per_block ("
+                       << 32 * (warpsPerToken + 1) * tokensPerBlock << "), got "
+                       << threadsPerBlock;
+  if (threadsPerBlock > 1024)
+    return emitError() << "mla_preprocess_schedule threads_per_block must be "
+                          "<= 1024, got "
+                       << threadsPerBlock;
+  return success();
+}
+
 LogicalResult AttentionScheduleAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t blockM,
     int64_t blockN, int64_t numWarps, int64_t pipelineStages,

@@ -55,6 +55,29 @@
 //    the pair layout (which leaves it 102 registers): 1024 /
 //    threads_per_block (640 / ...), at least 1.
 //
+// MLA preprocess (#attn.mla_preprocess_schedule; memory-bound like the
+// fused preprocess, the same on every arch):
+//  - vector_width: the largest power of two <= 16 bytes / activation size
+//    that divides kv_lora_rank and rope_head_dim / 2, so that a rope unit
+//    (vector_width rotation pairs: two vectors) never straddles the halves
+//    of a neox or de-interleaved head. DeepSeek's 512 / 64 bf16 gives 8.
+//  - warps_per_token (query warps; each token also has its latent warp,
+//    apart, so that no thread holds both kinds of loads: 64 registers do
+//    without spills): the query's rope units per token (num_heads x
+//    rope_head_dim / (2 x vector_width)) over 64 per warp, i.e. 2 units
+//    (4 vectors, 64 bytes of loads in flight) per lane, rounded up, 1 to
+//    8: 8 warps for 128 heads, 1 for 16 heads.
+//  - tokens_per_block: enough tokens side by side for 4 warps a block
+//    (4 / (warps_per_token + 1), at least 1), so small H still fills
+//    blocks, while one token a block at large H spreads T = 1..64 over as
+//    many SMs as there are tokens.
+//  - min_blocks_per_sm (the launch bound): as many blocks as 72 registers a
+//    thread allow, 65536 / (72 x threads_per_block), at least 1: 3 of 288
+//    threads (864 threads, 48 KB of query loads in flight per SM), 7 of
+//    128. ptxas needs 72-85 registers for the kernel; at 72 it spills a
+//    few bytes at most (28 with an fp8 cache at 128 heads), at 64 (1024
+//    threads) over 100.
+//
 // Attention (#attn.attention_schedule):
 //  - qk_dim_padded / v_dim_padded: the head dims rounded up to the MMA step
 //    16; either above 512 is rejected (the largest head dim supported).
@@ -121,6 +144,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
 #include <numeric>
 #include <optional>
 
@@ -299,6 +323,44 @@ FailureOr<PreprocessScheduleAttr> choosePreprocess(FusedPreprocessOp op) {
 }
 
 //===----------------------------------------------------------------------===//
+// MLA preprocess
+//===----------------------------------------------------------------------===//
+
+/// Rope units (two vectors) each lane of a token's warps takes at most.
+constexpr int64_t kMlaUnitsPerLane = 2;
+constexpr int64_t kMlaMaxWarpsPerToken = 8;
+constexpr int64_t kMlaWarpsPerBlock = 4;
+constexpr int64_t kMlaRegistersPerThread = 72;
+constexpr int64_t kRegistersPerSm = 65536;
+
+FailureOr<MlaPreprocessScheduleAttr> chooseMlaPreprocess(MlaPreprocessOp op) {
+  int64_t numHeads = op.getNumHeadsAttr().getValue().getSExtValue();
+  int64_t rank = op.getKvLoraRankAttr().getValue().getSExtValue();
+  int64_t ropeHalf = op.getRopeHeadDimAttr().getValue().getSExtValue() / 2;
+  auto kvType = cast<RankedTensorType>(op.getKvA().getType());
+  int64_t vectorWidth = kVectorBytes / byteSize(kvType.getElementType());
+  int64_t alignment = std::gcd(rank, ropeHalf);
+  while (alignment % vectorWidth != 0)
+    vectorWidth /= 2;
+  int64_t unitsPerToken = numHeads * (ropeHalf / vectorWidth);
+  int64_t warpsPerToken = std::clamp<int64_t>(
+      llvm::divideCeil(unitsPerToken, kWarpSize * kMlaUnitsPerLane), 1,
+      kMlaMaxWarpsPerToken);
+  int64_t tokensPerBlock =
+      std::max<int64_t>(1, kMlaWarpsPerBlock / (warpsPerToken + 1));
+  int64_t threadsPerBlock = kWarpSize * (warpsPerToken + 1) * tokensPerBlock;
+  int64_t minBlocksPerSm = std::max<int64_t>(
+      1, kRegistersPerSm / (kMlaRegistersPerThread * threadsPerBlock));
+  auto schedule = MlaPreprocessScheduleAttr::getChecked(
+      [&] { return op.emitOpError() << "chose an invalid schedule: "; },
+      op.getContext(), vectorWidth, warpsPerToken, tokensPerBlock,
+      threadsPerBlock, minBlocksPerSm);
+  if (!schedule)
+    return failure();
+  return schedule;
+}
+
+//===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//
 
@@ -427,7 +489,7 @@ struct Specialize : attnc::impl::AttnSpecializeBase<Specialize> {
     ModuleOp module = getOperation();
     SmallVector<Operation *> kernels;
     module.walk([&](Operation *op) {
-      if (isa<FusedPreprocessOp, PagedAttentionOp>(op))
+      if (isa<FusedPreprocessOp, PagedAttentionOp, MlaPreprocessOp>(op))
         kernels.push_back(op);
     });
     // Option errors are reported once, where they first matter.
@@ -446,6 +508,13 @@ struct Specialize : attnc::impl::AttnSpecializeBase<Specialize> {
                 FailureOr<PreprocessScheduleAttr> s = choosePreprocess(fused);
                 if (succeeded(s))
                   fused.setScheduleAttr(*s);
+                return LogicalResult(s);
+              })
+              .Case([&](MlaPreprocessOp mla) {
+                FailureOr<MlaPreprocessScheduleAttr> s =
+                    chooseMlaPreprocess(mla);
+                if (succeeded(s))
+                  mla.setScheduleAttr(*s);
                 return LogicalResult(s);
               })
               .Case([&](PagedAttentionOp attention) {

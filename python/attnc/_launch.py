@@ -518,6 +518,10 @@ def prepare_launch(plan: KernelPlan, given: Mapping[str, Any], *,
         args[name] = _allocate(plan, param, bindings, device[0])
         if device[0] is None:
             device[0] = args[name].device
+        if param.get("strides") is not None:
+            # A strided output the launcher made binds its stride symbols
+            # (the contiguous strides).
+            check_strides(param, args[name], param["strides"], bindings)
 
     missing = [p for p in plan.pointer_params
                if p["name"] in provide and p["name"] not in args]

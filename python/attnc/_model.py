@@ -144,7 +144,7 @@ class Kernel:
 
     Attributes:
         name: the entry point, ``"<layer>__<kind>"``.
-        kind: ``"preprocess"`` or ``"attention"``.
+        kind: ``"preprocess"``, ``"attention"``, ``"mla_preprocess"``, ...
         layer: the layer kind it belongs to (``"full_attention"``, ...).
         abi: the kernel's ABI (parameter names, dtypes and shapes, block,
             grid rule, dynamic shared memory) as a dict.
@@ -235,6 +235,9 @@ _PREPROCESS_FEATURES = {
     "v_scale": "fp8 cache",
     "gate_out": "output gate",
 }
+_MLA_PREPROCESS_FEATURES = {
+    "cache_scale": "fp8 latent cache",
+}
 _ATTENTION_FEATURES = {
     "sinks": "attention sinks",
     "k_scale": "fp8 cache",
@@ -296,6 +299,10 @@ class Model:
                 plan = KernelPlan(kernel.abi, features=_PREPROCESS_FEATURES,
                                   outputs=("q_out", "gate_out"),
                                   writable=("k_cache", "v_cache", "q_out", "gate_out"))
+            elif kernel.kind == "mla_preprocess":
+                plan = KernelPlan(kernel.abi, features=_MLA_PREPROCESS_FEATURES,
+                                  outputs=("latent_out", "q_rope_out"),
+                                  writable=("latent_cache", "latent_out", "q_rope_out"))
             elif kernel.kind == "attention":
                 plan = KernelPlan(kernel.abi, features=_ATTENTION_FEATURES,
                                   outputs=("output",),
@@ -378,8 +385,8 @@ class Model:
         return config if isinstance(config, dict) else {}
 
     def kernel(self, layer: Union[str, int], kind: str) -> Kernel:
-        """The kernel of `kind` ("preprocess" | "attention") for `layer` (a
-        layer kind name, or a layer index)."""
+        """The kernel of `kind` ("preprocess", "attention", "mla_preprocess",
+        ...) for `layer` (a layer kind name, or a layer index)."""
         return self._plan(layer, kind)[0]
 
     def layer_kind(self, layer: Union[str, int]) -> str:
@@ -509,6 +516,65 @@ class Model:
         if plan.has("gate_out"):
             return out["q_out"], out["gate_out"]
         return out["q_out"]
+
+    def mla_preprocess(self, layer: Union[str, int], kv_a, q_rope, *, slot_mapping,
+                       positions, kv_norm_weight, latent_cache, cache_scale=None,
+                       latent_out=None, q_rope_out=None, stream=None):
+        """Runs the MLA preprocess kernel of `layer` (DeepSeek-V2/V3, Kimi-K2,
+        ...): RMSNorm of the latent ``c_kv = kv_a[:, :kv_lora_rank]`` with
+        `kv_norm_weight` (times the model's latent_scale when it has one),
+        rope on ``k_pe = kv_a[:, kv_lora_rank:]`` and on every head of
+        `q_rope` at `positions`, the rows ``[c_kv | k_pe]`` into the latent
+        cache, and the rows out.
+
+        Args:
+            layer: layer kind name or layer index.
+            kv_a: ``[num_tokens, kv_lora_rank + rope_head_dim]``, activation
+                dtype (``kv_a_proj_with_mqa``'s output); rows may be strided
+                (a view of a wider projection output), the last dim
+                contiguous.
+            q_rope: ``[num_tokens, num_heads, rope_head_dim]``, the rope part
+                of the query: token and head strides are free (e.g.
+                ``q.view(T, H, nope + P)[..., nope:]``), the last dim
+                contiguous.
+            slot_mapping: ``[num_tokens]``; cache slot of each token (block *
+                block_size + offset), negative for padding (nothing written).
+            positions: ``[num_tokens]``; rope positions.
+            kv_norm_weight: ``[kv_lora_rank]``, activation dtype.
+            latent_cache: ``[num_blocks, block_size, kv_lora_rank +
+                rope_head_dim]``, activation dtype or
+                ``torch.float8_e4m3fn``; block and token strides are free
+                (multiples of 16 bytes), the last dim contiguous.
+            cache_scale: float32 scalar tensor (shape ``[]``); required iff
+                the cache is fp8 (it stores ``x / scale``, saturating).
+            latent_out: ``[num_tokens, kv_lora_rank + rope_head_dim]``, the
+                normalised, rotated rows; may be `kv_a` itself (in place) or
+                any row-strided view; allocated with torch if not given.
+            q_rope_out: ``[num_tokens, num_heads, rope_head_dim]``, the
+                rotated query rope part; may be `q_rope` itself (in place)
+                or a view into the absorbed query ``[num_tokens, num_heads,
+                kv_lora_rank + rope_head_dim][..., kv_lora_rank:]``;
+                allocated with torch if not given.
+            stream: as for :meth:`preprocess`.
+
+        Every pointer must be 16-byte aligned and every stride (in bytes)
+        a positive multiple of 16.
+
+        Returns:
+            ``(latent_out, q_rope_out)``.
+
+        Raises:
+            ArgumentError: an argument broke a rule (the message names it):
+                wrong shape, dtype, device, strides or alignment, a
+                `cache_scale` for a cache that is not fp8, or a missing one.
+        """
+        kernel, plan = self._plan(layer, "mla_preprocess")
+        given = {"kv_a": kv_a, "q_rope": q_rope, "slot_mapping": slot_mapping,
+                 "positions": positions, "kv_norm_weight": kv_norm_weight,
+                 "latent_cache": latent_cache, "cache_scale": cache_scale,
+                 "latent_out": latent_out, "q_rope_out": q_rope_out}
+        out = launch(self._lib, kernel._handle, plan, given, stream)
+        return out["latent_out"], out["q_rope_out"]
 
     def attention(self, layer: Union[str, int], query, *, k_cache, v_cache,
                   block_tables, seq_lens, query_start_loc, sinks=None,

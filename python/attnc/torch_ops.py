@@ -1,4 +1,5 @@
-"""``torch.ops.attnc.preprocess`` and ``torch.ops.attnc.attention``.
+"""``torch.ops.attnc.preprocess``, ``torch.ops.attnc.attention`` and
+``torch.ops.attnc.mla_preprocess``.
 
     import attnc, attnc.torch_ops as ops
     ops.load()                                   # registers the ops once
@@ -11,6 +12,14 @@
     torch.ops.attnc.attention(att, q_out, k_cache, v_cache, block_tables,
                               seq_lens, query_start_loc, None, None, None,
                               None, out, ws, 0)
+
+MLA layers have ``torch.ops.attnc.mla_preprocess(binding, kv_a, q_rope,
+slot_mapping, positions, kv_norm_weight, latent_cache, cache_scale,
+latent_out, q_rope_out)`` (``binding(model, layer, "mla_preprocess")``;
+``cache_scale`` None unless the cache is fp8). The outputs must be given;
+passing ``kv_a`` as ``latent_out`` (or ``q_rope`` as ``q_rope_out``) runs in
+place eagerly (under torch.compile that aliasing is untested: pass separate
+outputs there).
 
 A kernel whose q/k norm is a LayerNorm with a bias takes the biases as the
 preprocess op's last two arguments (``q_norm_bias``, ``k_norm_bias``,
@@ -53,7 +62,10 @@ PREPROCESS_ARGS = ("qkv", "slot_mapping", "k_cache", "v_cache", "positions",
 ATTENTION_ARGS = ("query", "k_cache", "v_cache", "block_tables", "seq_lens",
                   "query_start_loc", "sinks", "k_scale", "v_scale", "gate",
                   "output", "workspace")
-_ARGS = {"preprocess": PREPROCESS_ARGS, "attention": ATTENTION_ARGS}
+MLA_PREPROCESS_ARGS = ("kv_a", "q_rope", "slot_mapping", "positions", "kv_norm_weight",
+                       "latent_cache", "cache_scale", "latent_out", "q_rope_out")
+_ARGS = {"preprocess": PREPROCESS_ARGS, "attention": ATTENTION_ARGS,
+         "mla_preprocess": MLA_PREPROCESS_ARGS}
 
 _HERE = Path(__file__).resolve().parent
 _lock = threading.Lock()
@@ -141,13 +153,14 @@ def load(backend: str = "auto", *, verbose: bool = False,
 
 def binding(model, layer, kind: str) -> int:
     """The ``binding`` argument of the ops for `layer`'s `kind` kernel
-    ("preprocess" or "attention"), made once per (model, layer kind, kind)
+    ("preprocess", "attention" or "mla_preprocess"), made once per (model, layer kind, kind)
     and cached on the model. Making it loads the kernel into the current
     CUDA context (do it before capturing)."""
     if _backend is None:
         load()
     if kind not in _ARGS:
-        raise ArgumentError("kind", f"expected 'preprocess' or 'attention', got {kind!r}")
+        raise ArgumentError("kind", f"expected one of {', '.join(map(repr, _ARGS))}, "
+                            f"got {kind!r}")
     name = model.layer_kind(layer)
     cache = model.__dict__.setdefault("_torch_op_bindings", {})
     key = (name, kind)
@@ -202,6 +215,11 @@ def _register_fakes() -> None:
           num_kv_splits):
         return None
 
+    @torch.library.register_fake("attnc::mla_preprocess")
+    def _(binding, kv_a, q_rope, slot_mapping, positions, kv_norm_weight,
+          latent_cache, cache_scale, latent_out, q_rope_out):
+        return None
+
 
 def _register_python() -> None:
     import torch
@@ -247,4 +265,21 @@ def _register_python() -> None:
     @attention.register_fake
     def _(binding, query, k_cache, v_cache, block_tables, seq_lens, query_start_loc,
           sinks, k_scale, v_scale, gate, out, workspace, num_kv_splits):
+        return None
+
+    @torch.library.custom_op("attnc::mla_preprocess",
+                             mutates_args=("latent_cache", "latent_out", "q_rope_out"))
+    def mla_preprocess(binding: int, kv_a: Tensor, q_rope: Tensor, slot_mapping: Tensor,
+                       positions: Tensor, kv_norm_weight: Tensor, latent_cache: Tensor,
+                       cache_scale: Optional[Tensor], latent_out: Tensor,
+                       q_rope_out: Tensor) -> None:
+        model, layer, _ = _registry[binding]
+        model.mla_preprocess(layer, kv_a, q_rope, slot_mapping=slot_mapping,
+                             positions=positions, kv_norm_weight=kv_norm_weight,
+                             latent_cache=latent_cache, cache_scale=cache_scale,
+                             latent_out=latent_out, q_rope_out=q_rope_out)
+
+    @mla_preprocess.register_fake
+    def _(binding, kv_a, q_rope, slot_mapping, positions, kv_norm_weight,
+          latent_cache, cache_scale, latent_out, q_rope_out):
         return None

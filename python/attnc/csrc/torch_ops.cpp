@@ -1,4 +1,4 @@
-// torch_ops.cpp - torch.ops.attnc.preprocess / torch.ops.attnc.attention.
+// torch_ops.cpp - torch.ops.attnc.preprocess / attention / mla_preprocess.
 //
 // The ops registered in C++ (TORCH_LIBRARY), so a call costs the dispatcher
 // and the attnc C checks, not a Python custom_op. Each op takes a "binding":
@@ -158,6 +158,17 @@ void attention(int64_t b, const at::Tensor &query, const at::Tensor &k_cache,
   launchChecked(binding(b), args, 12, num_kv_splits);
 }
 
+void mlaPreprocess(int64_t b, const at::Tensor &kv_a, const at::Tensor &q_rope,
+                   const at::Tensor &slot_mapping, const at::Tensor &positions,
+                   const at::Tensor &kv_norm_weight, const at::Tensor &latent_cache,
+                   const std::optional<at::Tensor> &cache_scale,
+                   const at::Tensor &latent_out, const at::Tensor &q_rope_out) {
+  const at::Tensor *args[] = {&kv_a,           &q_rope,       &slot_mapping,
+                              &positions,      &kv_norm_weight, &latent_cache,
+                              opt(cache_scale), &latent_out,  &q_rope_out};
+  launchChecked(binding(b), args, 9, 0);
+}
+
 /// A binding for `kernel` (an attnc_kernel_t as int): slots[i] is the op
 /// argument of pointer parameter i, names the op's argument names. Returns
 /// its address (never freed).
@@ -197,6 +208,10 @@ TORCH_LIBRARY(attnc, m) {
         "Tensor block_tables, Tensor seq_lens, Tensor query_start_loc, "
         "Tensor? sinks, Tensor? k_scale, Tensor? v_scale, Tensor? gate, "
         "Tensor(a!) out, Tensor(b!)? workspace, int num_kv_splits) -> ()");
+  m.def("mla_preprocess(int binding, Tensor kv_a, Tensor q_rope, "
+        "Tensor slot_mapping, Tensor positions, Tensor kv_norm_weight, "
+        "Tensor(a!) latent_cache, Tensor? cache_scale, Tensor(b!) latent_out, "
+        "Tensor(c!) q_rope_out) -> ()");
   // No tensor arguments: a catch-all kernel.
   m.def("_make_binding(int kernel, int[] slots, str[] names) -> int",
         &makeBinding);
@@ -205,4 +220,5 @@ TORCH_LIBRARY(attnc, m) {
 TORCH_LIBRARY_IMPL(attnc, CUDA, m) {
   m.impl("preprocess", &preprocess);
   m.impl("attention", &attention);
+  m.impl("mla_preprocess", &mlaPreprocess);
 }

@@ -70,7 +70,8 @@ def AttnFusePreprocess : Pass<"attn-fuse-preprocess"> {
 def AttnSpecialize : Pass<"attn-specialize", "::mlir::ModuleOp"> {
   let summary = "Choose kernel schedules for a target architecture and shape";
   let description = [{
-    Writes a `#attn.preprocess_schedule` on every `attn.fused_preprocess` and
+    Writes a `#attn.preprocess_schedule` on every `attn.fused_preprocess`, a
+    `#attn.mla_preprocess_schedule` on every `attn.mla_preprocess` and
     an `#attn.attention_schedule` on every `attn.paged_attention`, chosen from
     the target (`arch`) and the op's shape: vector width, threads per head
     and heads/tokens per block for the preprocess kernel; tile sizes, warps,

@@ -121,6 +121,38 @@ def Attn_PreprocessScheduleAttr : AttrDef<Attn_Dialect, "PreprocessSchedule"> {
   let genVerifyDecl = 1;
 }
 
+def Attn_MlaPreprocessScheduleAttr : AttrDef<Attn_Dialect, "MlaPreprocessSchedule"> {
+  let mnemonic = "mla_preprocess_schedule";
+  let summary = "launch shape of MLA's preprocess kernel";
+  let description = [{
+    How `attn.mla_preprocess` maps onto threads. Each token has one latent
+    warp, which normalises, rotates and writes the token's latent row (one
+    warp, so the RMSNorm reduces by shuffles), and `warps_per_token` query
+    warps, over whose lanes its query rope work is spread (num_heads x
+    rope_head_dim / (2 x vector_width) units, each two vectors of
+    `vector_width` elements: the elements of vector_width rotation pairs).
+    A block holds `tokens_per_block` tokens side by side,
+    `threads_per_block` = 32 x (warps_per_token + 1) x tokens_per_block
+    threads. `min_blocks_per_sm` is the launch bound the register
+    allocation must allow.
+
+    Example:
+    ```mlir
+    #attn.mla_preprocess_schedule<vector_width = 8, warps_per_token = 8,
+        tokens_per_block = 1, threads_per_block = 288, min_blocks_per_sm = 3>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$vector_width,
+    "int64_t":$warps_per_token,
+    "int64_t":$tokens_per_block,
+    "int64_t":$threads_per_block,
+    "int64_t":$min_blocks_per_sm
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Attn_AttentionScheduleAttr : AttrDef<Attn_Dialect, "AttentionSchedule"> {
   let mnemonic = "attention_schedule";
   let summary = "tiling of the paged attention kernel";
@@ -240,6 +272,32 @@ def Attn_AttentionEmissionAttr : AttrDef<Attn_Dialect, "AttentionEmission"> {
     "int64_t":$group_size,
     Attn_F64Parameter<"softmax_scale * log2(e)", "1.0">:$scale_log2,
     Attn_BoolParameter<"the output gate is the epilogue", "false">:$gate
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Attn_MlaPreprocessEmissionAttr : AttrDef<Attn_Dialect, "MlaPreprocessEmission"> {
+  let mnemonic = "mla_preprocess_emission";
+  let summary = "what the MLA preprocess printer needs beyond the op (attn-prepare-emission)";
+  let description = [{
+    Set on `attn.mla_preprocess` by attn-prepare-emission, read by the CUDA
+    printer only: element types as the runtime ABI spells them, the latent
+    cache's block size, the rope inverse frequencies (rope_head_dim / 2 of
+    them, scaling applied, in double) and the factor on cos and sin (yarn's
+    attention factor; 1 otherwise).
+
+    Example:
+    ```mlir
+    #attn.mla_preprocess_emission<activation = "bf16", cache = "fp8_e4m3",
+        block_size = 64, inv_freq = array<f64: 1.0, 0.01>>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"activation element type (bf16, fp16)">:$activation,
+    StringRefParameter<"cache element type (bf16, fp16, fp8_e4m3)">:$cache,
+    "int64_t":$block_size,
+    Attn_F64ArrayParameter<"rope inverse frequencies, rope_head_dim / 2 of them">:$inv_freq,
+    Attn_F64Parameter<"factor on cos and sin (yarn)", "1.0">:$rope_attention_factor
   );
   let assemblyFormat = "`<` struct(params) `>`";
 }

@@ -316,7 +316,7 @@ def Attn_MlaPreprocessOp : Attn_Op<"mla_preprocess",
     the engine passes a view into the absorbed `[tokens, H, R + P]` query, or
     into the `[tokens, H, nope + P]` query of the decompressed prefill) and
     the cache. An f8E4M3FN cache stores `x / scale` and needs `cache_scale`
-    (tensor<f32>).
+    (tensor<f32>). `schedule` is chosen by `attn-specialize`.
 
     Example (DeepSeek-V3, 128 heads):
     ```mlir
@@ -344,7 +344,8 @@ def Attn_MlaPreprocessOp : Attn_Op<"mla_preprocess",
     Attn_RopeStyleAttr:$rope_style,
     DefaultValuedAttr<BoolAttr, "false">:$rope_deinterleave,
     F64Attr:$theta,
-    OptionalAttr<Attn_RopeScalingAttr>:$scaling
+    OptionalAttr<Attn_RopeScalingAttr>:$scaling,
+    OptionalAttr<Attn_MlaPreprocessScheduleAttr>:$schedule
   );
   let results = (outs
     AnyRankedTensor:$latent,

@@ -1,0 +1,387 @@
+// attnc MLA preprocess kernel: handed to NVRTC as the in-memory header
+// "attnc_mla_preprocess.cuh". One launch, per token: RMSNorm of the latent
+// c_kv = kv_a[t, :R] (times latent_scale when it is not 1), rope on
+// k_pe = kv_a[t, R:] and on every head of q_rope[t], the row [c_kv | k_pe]
+// into the latent cache (slot < 0: padding, nothing written), and the
+// rows out: latent_out[t] and q_rope_out[t, h].
+//
+// A generated source defines a `Config` and an extern "C" entry point that
+// fills `Params<Config>` from its arguments and calls `Kernel<Config>::run`.
+// The Config derives from `Defaults` and has:
+//  - act_t, cache_t, slot_t, position_t: the element and index types;
+//  - num_heads, kv_lora_rank (R), rope_head_dim (P), block_size, norm_eps,
+//    rope_style, rope_attention_factor, inv_freq(i);
+//  - the features it has (rope_deinterleave, has_latent_scale with
+//    latent_scale, fp8_cache);
+//  - the schedule (#attn.mla_preprocess_schedule): vector_width,
+//    warps_per_token, tokens_per_block, threads_per_block,
+//    min_blocks_per_sm (the launch bound).
+// Every optional feature is an `if constexpr` on the Config, so a kernel
+// without it has no code for it.
+//
+// Work. A rope "unit" is vector_width rotation pairs: two vectors of
+// vector_width elements in, two out. Unit u of a head of P elements reads
+// vectors (u, u + P/2/VW) in the neox style (halves) and (2u, 2u + 1) in
+// the gptj style (interleaved pairs), and writes where it read, except
+// when de-interleaving: gptj pairs in, vectors (u, u + P/2/VW) out (all
+// the "x1 cos - x2 sin" values of the head, then all the
+// "x2 cos + x1 sin" ones). Pair k of unit u rotates by inverse frequency
+// u * VW + k in every style. Each token has a latent warp (c_kv: vectors
+// lane, lane + 32, ...; k_pe: its units on lanes 0..) and warps_per_token
+// query warps, whose lanes share the token's H * P/(2 VW) query units.
+//
+// Aliasing. latent_out may be kv_a and q_rope_out may be q_rope (in
+// place): their pointers are not __restrict__. Every element is read
+// before it is written by the thread that writes it, except when
+// de-interleaving: a unit writes vectors other units of its head read, so
+// the lanes of a head (consecutive lanes of one warp: its units divide
+// 32, a rule attn-prepare-emission checks) meet at a __syncwarp between
+// their loads and their stores.
+#pragma once
+
+#include "attnc_device.cuh"
+
+namespace attnc::mla_preprocess {
+
+/// neox rotates element j with j + P/2 (halves), gptj 2i with 2i + 1.
+enum class RopeStyle { neox, gptj };
+
+/// What a Config does not say: every optional feature absent.
+struct Defaults {
+  // gptj pairs in, the rotated values out in halves order (Hugging Face's
+  // apply_rotary_pos_emb_interleave: DeepSeek's checkpoints).
+  static constexpr bool rope_deinterleave = false;
+  // The normalised c_kv times latent_scale (LongCat's
+  // sqrt(hidden / kv_lora_rank)).
+  static constexpr bool has_latent_scale = false;
+  static constexpr float latent_scale = 1.0f;
+  // fp8 cache: rows stored divided by *cache_scale.
+  static constexpr bool fp8_cache = false;
+};
+
+/// The kernel's arguments (cache_scale stays null without an fp8 cache).
+/// Strides are in elements; the innermost dim of every tensor is contiguous.
+template <class Config> struct Params {
+  const typename Config::act_t *kv_a;
+  const typename Config::act_t *q_rope;
+  const typename Config::slot_t *slot_mapping;
+  const typename Config::position_t *positions;
+  const typename Config::act_t *kv_norm_weight;
+  typename Config::cache_t *latent_cache;
+  const float *cache_scale;
+  typename Config::act_t *latent_out;
+  typename Config::act_t *q_rope_out;
+  long long kv_a_row_stride, latent_out_row_stride;
+  long long q_rope_token_stride, q_rope_head_stride;
+  long long q_rope_out_token_stride, q_rope_out_head_stride;
+  long long latent_cache_block_stride, latent_cache_token_stride;
+  int num_tokens;
+};
+
+template <class Config> struct Kernel {
+  using act_t = typename Config::act_t;
+  using cache_t = typename Config::cache_t;
+  // The Config's numbers under the kernel's names, as enumerators: NVRTC
+  // gives every static constexpr data member a device copy in the cubin.
+  enum : int {
+    kHeads = Config::num_heads,
+    kRank = Config::kv_lora_rank,
+    kRope = Config::rope_head_dim,
+    kHalf = kRope / 2,
+    kBlockSize = Config::block_size,
+    kVectorWidth = Config::vector_width,
+    // Rope units per head, and vectors per half head.
+    kUnits = kHalf / kVectorWidth,
+    // A token's threads: its latent warp, then its query warps.
+    kThreadsPerToken = 32 * (Config::warps_per_token + 1),
+    kQueryThreads = 32 * Config::warps_per_token,
+    kTokensPerBlock = Config::tokens_per_block,
+    kThreadsPerBlock = Config::threads_per_block,
+    // The query's units of one token, and each thread's share of them.
+    kQueryUnits = kHeads * kUnits,
+    kQueryItems = (kQueryUnits + kQueryThreads - 1) / kQueryThreads,
+    // Items whose loads are issued together (8 vectors, 128 bytes).
+    kBatch = kQueryItems < 4 ? kQueryItems : 4,
+    // Vectors of c_kv each lane of the latent warp holds.
+    kLatentChunks = (kRank / kVectorWidth + 31) / 32,
+    kKpeUnitsPerLane = (kUnits + 31) / 32,
+  };
+  enum : bool {
+    kNeox = Config::rope_style == RopeStyle::neox,
+    kDeinterleave = Config::rope_deinterleave,
+    // A thread's units all have the same u (its cos and sin are loaded
+    // once): the lanes of a token are a multiple of the units per head.
+    kFixedUnit = kQueryThreads % kUnits == 0,
+  };
+  static_assert(kThreadsPerBlock == kThreadsPerToken * kTokensPerBlock, "schedule");
+  static_assert(kRank % kVectorWidth == 0 && kHalf % kVectorWidth == 0, "schedule");
+  static_assert(!kDeinterleave || !kNeox, "rope_deinterleave is gptj only");
+  // A head's units on consecutive lanes of one warp, in one batch item.
+  static_assert(!kDeinterleave || 32 % kUnits == 0, "rope_deinterleave: units divide 32");
+
+  using Packed = attnc::Vec<act_t, kVectorWidth>;
+  enum : int {
+    // The packed vectors a thread holds across the barrier: a query
+    // thread's batch (two a unit), or the latent warp's c_kv and k_pe. One
+    // array for both roles: registers held on either path are live on both
+    // (liveness does not know that a thread takes one), so separate arrays
+    // would cost their sum.
+    kQueryHeld = 2 * kBatch,
+    kLatentHeld = kLatentChunks + 2 * kKpeUnitsPerLane,
+    kHeld = kQueryHeld > kLatentHeld ? kQueryHeld : kLatentHeld,
+  };
+
+  /// The element offsets of unit u's input vectors in a head.
+  static __device__ __forceinline__ int in_first(int u) {
+    return kNeox ? u * kVectorWidth : 2 * u * kVectorWidth;
+  }
+  static __device__ __forceinline__ int in_second(int u) {
+    return kNeox ? (u + kUnits) * kVectorWidth : (2 * u + 1) * kVectorWidth;
+  }
+
+  /// Unit u's two input vectors, packed in their own type, into x[0..1].
+  static __device__ __forceinline__ void load_unit(const act_t *head, int u, Packed *x) {
+    x[0] = *reinterpret_cast<const Packed *>(head + in_first(u));
+    x[1] = *reinterpret_cast<const Packed *>(head + in_second(u));
+  }
+
+  /// Rotates one unit by its angles (cos, sin of pairs u * VW + k) into
+  /// the two output vectors, in the order they are stored (store_unit).
+  static __device__ __forceinline__ void rotate(const Packed *x, const float (&cs)[kVectorWidth],
+                                                const float (&sn)[kVectorWidth],
+                                                float (&first)[kVectorWidth],
+                                                float (&second)[kVectorWidth]) {
+#pragma unroll
+    for (int k = 0; k < kVectorWidth; ++k) {
+      // Pair k: neox (a[k], b[k]); gptj (e[2k], e[2k + 1]) of e = [a | b].
+      float x1, x2;
+      if constexpr (kNeox) {
+        x1 = attnc::to_float(x[0].v[k]);
+        x2 = attnc::to_float(x[1].v[k]);
+      } else {
+        const Packed &half = x[2 * k < kVectorWidth ? 0 : 1];
+        x1 = attnc::to_float(half.v[(2 * k) % kVectorWidth]);
+        x2 = attnc::to_float(half.v[(2 * k + 1) % kVectorWidth]);
+      }
+      const float r1 = x1 * cs[k] - x2 * sn[k];
+      const float r2 = x2 * cs[k] + x1 * sn[k];
+      if constexpr (kNeox || kDeinterleave) {
+        first[k] = r1;
+        second[k] = r2;
+      } else {
+        // Back in interleaved pairs, over the two vectors.
+        float(&out)[kVectorWidth] = 2 * k < kVectorWidth ? first : second;
+        out[(2 * k) % kVectorWidth] = r1;
+        out[(2 * k + 1) % kVectorWidth] = r2;
+      }
+    }
+  }
+
+  /// Stores a rotated unit u into its head: where it was read (neox, gptj)
+  /// or in halves order (de-interleaved).
+  template <typename T>
+  static __device__ __forceinline__ void store_unit(T *head, int u,
+                                                    const float (&first)[kVectorWidth],
+                                                    const float (&second)[kVectorWidth]) {
+    if constexpr (kNeox || kDeinterleave) {
+      attnc::store_vec<T, kVectorWidth>(head + u * kVectorWidth, first);
+      attnc::store_vec<T, kVectorWidth>(head + (u + kUnits) * kVectorWidth, second);
+    } else {
+      attnc::store_vec<T, kVectorWidth>(head + 2 * u * kVectorWidth, first);
+      attnc::store_vec<T, kVectorWidth>(head + (2 * u + 1) * kVectorWidth, second);
+    }
+  }
+
+  /// The angles of unit u of token slot t from the block's tables.
+  static __device__ __forceinline__ void unit_angles(const float (*cos_table)[kHalf],
+                                                     const float (*sin_table)[kHalf], int t,
+                                                     int u, float (&cs)[kVectorWidth],
+                                                     float (&sn)[kVectorWidth]) {
+    attnc::load_floats<kVectorWidth>(&cos_table[t][u * kVectorWidth], cs);
+    attnc::load_floats<kVectorWidth>(&sin_table[t][u * kVectorWidth], sn);
+  }
+
+  /// The head of query unit `unit` (token-relative) and its u.
+  static __device__ __forceinline__ int unit_head(int unit) { return unit / kUnits; }
+  static __device__ __forceinline__ int unit_index(int unit) { return unit % kUnits; }
+
+  static __device__ __forceinline__ void run(const Params<Config> &p) {
+    const int t = threadIdx.x / kThreadsPerToken; // token slot in the block
+    const int j = threadIdx.x % kThreadsPerToken; // thread within the token
+    const int lane = j % 32;
+    const bool latent_warp = j < 32;
+    const int jq = j - 32; // thread within the token's query warps
+    const int first_token = blockIdx.x * kTokensPerBlock;
+    const int token = first_token + t;
+    const bool active = token < p.num_tokens;
+
+    // 1. Loads, ahead of the rope tables so that their latency overlaps
+    //    the tables' computation: in the query warps the first batch of
+    //    query units, in the latent warp the token's c_kv and k_pe units.
+    //    (Two paths, not one thread doing both: the registers are the
+    //    larger path's, not their sum.)
+    const act_t *q_in = p.q_rope + (long long)token * p.q_rope_token_stride;
+    act_t *q_out = p.q_rope_out + (long long)token * p.q_rope_out_token_stride;
+    Packed held[kHeld];
+    if (!latent_warp) {
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const int unit = jq + b * kQueryThreads;
+        if (active && unit < kQueryUnits)
+          load_unit(q_in + unit_head(unit) * p.q_rope_head_stride, unit_index(unit), held + 2 * b);
+      }
+    }
+    const act_t *kv_row = p.kv_a + (long long)token * p.kv_a_row_stride;
+    Packed *latent = held, *kpe = held + kLatentChunks;
+    long long slot = -1;
+    if (latent_warp && active) {
+#pragma unroll
+      for (int c = 0; c < kLatentChunks; ++c) {
+        const int e = (c * 32 + lane) * kVectorWidth;
+        if (e < kRank)
+          latent[c] = *reinterpret_cast<const Packed *>(kv_row + e);
+      }
+#pragma unroll
+      for (int c = 0; c < kKpeUnitsPerLane; ++c) {
+        const int u = c * 32 + lane;
+        if (u < kUnits)
+          load_unit(kv_row + kRank, u, kpe + 2 * c);
+      }
+      slot = (long long)p.slot_mapping[token];
+    }
+
+    // 2. Each token's angles, shared by its k_pe and all its query heads.
+    __shared__ __align__(16) float cos_table[kTokensPerBlock][kHalf];
+    __shared__ __align__(16) float sin_table[kTokensPerBlock][kHalf];
+#pragma unroll 1
+    for (int i = threadIdx.x; i < kTokensPerBlock * kHalf; i += kThreadsPerBlock) {
+      const int ti = i / kHalf, f = i % kHalf;
+      float c = 1.0f, s = 0.0f;
+      if (first_token + ti < p.num_tokens)
+        attnc::rope_cos_sin((long long)p.positions[first_token + ti], Config::inv_freq(f), &c,
+                            &s);
+      cos_table[ti][f] = c * Config::rope_attention_factor;
+      sin_table[ti][f] = s * Config::rope_attention_factor;
+    }
+    __syncthreads();
+
+    // 3. The query units, a batch of loads in flight at a time.
+    if (!latent_warp) {
+      float cs[kVectorWidth], sn[kVectorWidth];
+      if constexpr (kFixedUnit)
+        unit_angles(cos_table, sin_table, t, unit_index(jq), cs, sn);
+#pragma unroll 1
+      for (int item0 = 0; item0 < kQueryItems; item0 += kBatch) {
+        if (item0 > 0) {
+#pragma unroll
+          for (int b = 0; b < kBatch; ++b) {
+            const int unit = jq + (item0 + b) * kQueryThreads;
+            if (active && item0 + b < kQueryItems && unit < kQueryUnits)
+              load_unit(q_in + unit_head(unit) * p.q_rope_head_stride, unit_index(unit),
+                        held + 2 * b);
+          }
+          // In place, a de-interleaving unit writes what its head's other
+          // units (lanes of this warp) read: all of them load first.
+          if constexpr (kDeinterleave)
+            __syncwarp();
+        }
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          const int unit = jq + (item0 + b) * kQueryThreads;
+          if (active && item0 + b < kQueryItems && unit < kQueryUnits) {
+            if constexpr (!kFixedUnit)
+              unit_angles(cos_table, sin_table, t, unit_index(unit), cs, sn);
+            float first[kVectorWidth], second[kVectorWidth];
+            rotate(held + 2 * b, cs, sn, first, second);
+            store_unit<act_t>(q_out + unit_head(unit) * p.q_rope_out_head_stride,
+                              unit_index(unit), first, second);
+          }
+        }
+      }
+    }
+
+    // 4. The latent row: RMSNorm of c_kv (float sums over the warp), k_pe
+    //    rotated, both into latent_out and the cache row. The values are
+    //    converted from their packed loads where used (fewer registers).
+    if (latent_warp) {
+      // The weights are read here, not with the row: the same for every
+      // token, they come from L2, and hold no registers across the barrier.
+      Packed weight[kLatentChunks];
+#pragma unroll
+      for (int c = 0; c < kLatentChunks; ++c) {
+        const int e = (c * 32 + lane) * kVectorWidth;
+        if (active && e < kRank)
+          weight[c] = *reinterpret_cast<const Packed *>(p.kv_norm_weight + e);
+      }
+      float sum_squares = 0.0f;
+#pragma unroll
+      for (int c = 0; c < kLatentChunks; ++c)
+        if (active && (c * 32 + lane) * kVectorWidth < kRank)
+#pragma unroll
+          for (int i = 0; i < kVectorWidth; ++i) {
+            const float x = attnc::to_float(latent[c].v[i]);
+            sum_squares += x * x;
+          }
+      sum_squares = attnc::warp_sum(sum_squares);
+      if (active) {
+        float cache_inv_scale = 1.0f;
+        if constexpr (Config::fp8_cache)
+          cache_inv_scale = 1.0f / *p.cache_scale;
+        act_t *out_row = p.latent_out + (long long)token * p.latent_out_row_stride;
+        cache_t *cache_row = nullptr;
+        if (slot >= 0) {
+          const attnc::CacheStrides strides = attnc::make_cache_strides(
+              p.latent_cache_block_stride, p.latent_cache_token_stride, 0);
+          cache_row = p.latent_cache +
+                      attnc::cache_slot_offset<kBlockSize>(strides, (unsigned long long)slot);
+        }
+        // k_pe first (its registers free before c_kv's). A de-interleaving
+        // unit writes vectors other lanes read (latent_out may be kv_a):
+        // every load was done before the block's barrier above.
+#pragma unroll
+        for (int c = 0; c < kKpeUnitsPerLane; ++c) {
+          const int u = c * 32 + lane;
+          if (u < kUnits) {
+            float cs[kVectorWidth], sn[kVectorWidth], first[kVectorWidth], second[kVectorWidth];
+            unit_angles(cos_table, sin_table, t, u, cs, sn);
+            rotate(kpe + 2 * c, cs, sn, first, second);
+            store_unit<act_t>(out_row + kRank, u, first, second);
+            if (cache_row) {
+              if constexpr (Config::fp8_cache) {
+#pragma unroll
+                for (int i = 0; i < kVectorWidth; ++i) {
+                  first[i] *= cache_inv_scale;
+                  second[i] *= cache_inv_scale;
+                }
+              }
+              store_unit<cache_t>(cache_row + kRank, u, first, second);
+            }
+          }
+        }
+        float inv_rms = rsqrtf(sum_squares / kRank + Config::norm_eps);
+        if constexpr (Config::has_latent_scale)
+          inv_rms *= Config::latent_scale;
+#pragma unroll
+        for (int c = 0; c < kLatentChunks; ++c) {
+          const int e = (c * 32 + lane) * kVectorWidth;
+          if (e < kRank) {
+            float y[kVectorWidth];
+#pragma unroll
+            for (int i = 0; i < kVectorWidth; ++i)
+              y[i] = attnc::to_float(latent[c].v[i]) * inv_rms * attnc::to_float(weight[c].v[i]);
+            attnc::store_vec<act_t, kVectorWidth>(out_row + e, y);
+            if (cache_row) {
+              if constexpr (Config::fp8_cache) {
+#pragma unroll
+                for (int i = 0; i < kVectorWidth; ++i) y[i] *= cache_inv_scale;
+              }
+              attnc::store_vec<cache_t, kVectorWidth>(cache_row + e, y);
+            }
+          }
+        }
+      }
+    }
+  }
+};
+
+} // namespace attnc::mla_preprocess
