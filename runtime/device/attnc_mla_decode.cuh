@@ -19,8 +19,9 @@
 //    computes O[:, 256 w .. 256 w + 255] += P V with V = the K tile's first
 //    512 columns read as an MN-major (transposed) B operand (4 wgmma
 //    m64n256k16): 128 fp32 accumulators per thread.
-//  - The next K tile loads while this one's softmax and P V run; P V of
-//    tile j runs under S of tile j + 1.
+//  - K tile j + 1 loads from the moment P V of tile j - 1 is done (its
+//    buffer is free) while S, the softmax and P V of tile j run; P V of
+//    tile j - 1 runs under S of tile j.
 // Split-KV: grid z cuts a sequence's tiles into runs; each split writes its
 // unnormalised output and softmax state to the workspace and the last one
 // of a row tile to finish merges them (the paged attention kernel's
@@ -253,7 +254,16 @@ template <class C> struct LatentAttention {
                                   k_desc + ((buf * C::kKBytes + b * kBlockN * 128 + wg * 32 * 128 + ks * 32) >> 4),
                                   b + ks > 0);
       attnc::wgmma_commit();
-      attnc::wgmma_wait<0>();  // S_it, and this warpgroup's P V of tile it - 1
+      if (it >= 1) {
+        // Once both warpgroups' P V of tile it - 1 is done (S_it may run
+        // on), its K buffer takes K_{it+1} (tile 1 is in flight already).
+        attnc::wgmma_wait<1>();
+        __syncthreads();
+        if (it + 1 < my_tiles)
+          load_tile(a, table, my_first + it + 1, tile_end, k_s + (it + 1) % 2 * C::kKBytes);
+        attnc::cp_async_commit();
+      }
+      attnc::wgmma_wait<0>();  // S_it
       fence(s);
       fence(o);
 
@@ -279,14 +289,7 @@ template <class C> struct LatentAttention {
         tmax[i] = x;
         if (t == 0) max_s[(buf * 2 + wg) * 64 + warp * 16 + g + 8 * i] = x;
       }
-      __syncthreads();  // both halves' maxima; both warpgroups' P V of tile it - 1 done
-
-      // K_{it+1} into the buffer tile it - 1 used (tile 1 is in flight already).
-      if (it >= 1) {
-        if (it + 1 < my_tiles)
-          load_tile(a, table, my_first + it + 1, tile_end, k_s + (it + 1) % 2 * C::kKBytes);
-        attnc::cp_async_commit();
-      }
+      __syncthreads();  // both halves' maxima
 
       // Online softmax in log2 units: m is the running max of the raw scores.
       float corr[2];
