@@ -16,6 +16,7 @@ using namespace attnc::attn;
 
 namespace attnc {
 using emit::emitAttention;
+using emit::emitLatentAttention;
 using emit::emitMlaPreprocess;
 using emit::emitPreprocess;
 
@@ -55,6 +56,11 @@ FailureOr<std::vector<EmittedKernel>> emitCudaKernels(ModuleOp module) {
         return function.emitOpError() << "has no attn.paged_attention";
       kernel = emitAttention(function, *ops.begin(),
                              gates.empty() ? OutputGateOp() : *gates.begin());
+    } else if (kind.getValue() == "latent_attention") {
+      auto ops = function.getOps<LatentAttentionOp>();
+      if (ops.empty())
+        return function.emitOpError() << "has no attn.latent_attention";
+      kernel = emitLatentAttention(function, *ops.begin());
     } else {
       return function.emitOpError()
              << "has unknown attn.kernel kind '" << kind.getValue() << "'";

@@ -122,6 +122,9 @@ mlir::FailureOr<EmittedKernel> emitMlaPreprocess(mlir::func::FuncOp function,
 mlir::FailureOr<EmittedKernel> emitAttention(mlir::func::FuncOp function,
                                              attn::PagedAttentionOp op,
                                              attn::OutputGateOp gateOp);
+/// MLA's absorbed decode (attn.latent_attention).
+mlir::FailureOr<EmittedKernel> emitLatentAttention(mlir::func::FuncOp function,
+                                                   attn::LatentAttentionOp op);
 
 } // namespace attnc::emit
 

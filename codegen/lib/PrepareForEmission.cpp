@@ -10,6 +10,7 @@
 #include "attnc/Codegen/CudaEmitter.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Plan/AttentionTiling.h"
+#include "attnc/Plan/LatentAttention.h"
 #include "attnc/Plan/Layout.h"
 #include "attnc/Support/FloatConstant.h"
 
@@ -490,6 +491,71 @@ LogicalResult prepare(MlaPreprocessOp op) {
   return success();
 }
 
+/// MLA's absorbed decode (runtime/device/attnc_mla_decode.cuh): a latent
+/// cache of the activation type (fp8 latent caches are not taken yet),
+/// kv_lora_rank 512 and a rope part that keeps rows whole 64-value column
+/// blocks, a block size the cache type fixes. The emission records the
+/// element types, the block size, the heads sharing the one latent head
+/// (group_size = H) and the scale in log2 units.
+LogicalResult prepare(LatentAttentionOp op) {
+  if (!op.getSchedule())
+    return op.emitOpError() << "cannot be emitted without a schedule (run "
+                               "attn-specialize first)";
+  if (failed(checkStatic(op, {{"query", op.getQuery()},
+                              {"latent_cache", op.getLatentCache()}})))
+    return failure();
+  auto queryType = cast<RankedTensorType>(op.getQuery().getType());
+  Type activation = queryType.getElementType();
+  Type cacheElement =
+      cast<RankedTensorType>(op.getLatentCache().getType()).getElementType();
+  if (failed(checkActivation(op, activation)))
+    return failure();
+  if (cacheElement != activation)
+    return op.emitOpError()
+           << "cannot be emitted: latent_cache element type " << cacheElement
+           << " must be the activation type " << activation
+           << " (the MLA decode kernel does not take fp8 latent caches yet)";
+  int64_t rank = static_cast<int64_t>(op.getKvLoraRank());
+  int64_t qkDim = queryType.getDimSize(2);
+  if (rank != kLatentRank)
+    return op.emitOpError() << "cannot be emitted: kv_lora_rank must be "
+                            << kLatentRank
+                            << " (the MLA decode kernel's output width: two "
+                               "warpgroups of 256 columns), got "
+                            << rank;
+  if (qkDim % 64 != 0)
+    return op.emitOpError()
+           << "cannot be emitted: kv_lora_rank + rope_head_dim (" << qkDim
+           << ") must be a multiple of 64 (128-byte swizzled column blocks)";
+  if (!latentMergeFits(qkDim, op.getScheduleAttr().getMaxKvSplits()))
+    return op.emitOpError()
+           << "cannot be emitted: the split merge's statistics for "
+              "max_kv_splits "
+           << op.getScheduleAttr().getMaxKvSplits()
+           << " do not fit the Q area they reuse";
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"block_tables", op.getBlockTables()},
+        {"seq_lens", op.getSeqLens()},
+        {"query_start_loc", op.getQueryStartLoc()}})
+    if (!cast<RankedTensorType>(value.getType()).getElementType().isInteger(32))
+      return op.emitOpError()
+             << "cannot be emitted: " << name << " must hold i32, got "
+             << cast<RankedTensorType>(value.getType()).getElementType();
+  double softmaxScale = op.getSoftmaxScale().convertToDouble();
+  for (auto [name, value] :
+       {std::pair<StringRef, double>{"softmax_scale", softmaxScale},
+        {"softmax_scale * log2(e)", softmaxScale * M_LOG2E}})
+    if (failed(checkFloatConstant(op, name, value)))
+      return failure();
+  op->setAttr(attnc::kEmissionAttr,
+              AttentionEmissionAttr::get(
+                  op.getContext(), activationName(activation),
+                  cacheName(cacheElement), blockSizeOf(op.getLatentCache()),
+                  queryType.getDimSize(1), softmaxScale * M_LOG2E,
+                  /*gate=*/false));
+  return success();
+}
+
 struct PrepareEmission
     : attnc::impl::AttnPrepareEmissionBase<PrepareEmission> {
   void runOnOperation() override {
@@ -524,6 +590,13 @@ struct PrepareEmission
         else
           result = prepare(*ops.begin(),
                            gates.empty() ? OutputGateOp() : *gates.begin());
+      } else if (kind.getValue() == "latent_attention") {
+        auto ops = function.getOps<LatentAttentionOp>();
+        if (ops.empty())
+          result = function.emitOpError() << "is a latent_attention kernel "
+                                             "without an attn.latent_attention";
+        else
+          result = prepare(*ops.begin());
       } else {
         result = function.emitOpError()
                  << "has unknown attn.kernel kind '" << kind.getValue() << "'";

@@ -25,7 +25,7 @@ LogicalResult translateAttnToCuda(ModuleOp module, raw_ostream &os) {
   bool prepared = true;
   module.walk([&](Operation *kernelOp) {
     if (isa<attn::FusedPreprocessOp, attn::PagedAttentionOp,
-            attn::MlaPreprocessOp>(kernelOp) &&
+            attn::MlaPreprocessOp, attn::LatentAttentionOp>(kernelOp) &&
         !kernelOp->hasAttr(kEmissionAttr))
       prepared = false;
   });

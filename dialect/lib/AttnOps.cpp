@@ -1287,5 +1287,31 @@ LogicalResult AttentionScheduleAttr::verify(
   return success();
 }
 
+LogicalResult LatentAttentionScheduleAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t blockM,
+    int64_t blockN, int64_t numWarps, int64_t maxKvSplits,
+    int64_t targetCtas) {
+  if (failed(checkPositiveParameters(emitError, "latent_attention_schedule",
+                                     {{"block_m", blockM},
+                                      {"block_n", blockN},
+                                      {"num_warps", numWarps},
+                                      {"max_kv_splits", maxKvSplits},
+                                      {"target_ctas", targetCtas}})))
+    return failure();
+  // The kernel's one tile: 64 rows (one m64 wgmma row block), 64-key K
+  // tiles split between two warpgroups.
+  if (blockM != 64 || blockN != 64 || numWarps != 8)
+    return emitError() << "latent_attention_schedule needs block_m 64, "
+                          "block_n 64 and num_warps 8 (the kernel's tile: "
+                          "two warpgroups over 64 rows), got block_m "
+                       << blockM << ", block_n " << blockN << ", num_warps "
+                       << numWarps;
+  if (maxKvSplits > targetCtas)
+    return emitError() << "latent_attention_schedule max_kv_splits ("
+                       << maxKvSplits << ") must be <= target_ctas ("
+                       << targetCtas << ")";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "attnc/Dialect/Attn/AttnOps.cpp.inc"

@@ -331,7 +331,7 @@ private:
         static_cast<uint64_t>(rank), static_cast<uint64_t>(rope),
         llvm::APFloat(mla.kv_norm_eps), llvm::APFloat(mla.latent_scale),
         style, mla.rope_deinterleave, llvm::APFloat(kind.rope.theta),
-        scalingAttr());
+        scalingAttr(), /*schedule=*/nullptr);
     Value cache = preprocess.getLatentCacheOut();
     double scale = kind.softmax_scale > 0
                        ? kind.softmax_scale
@@ -341,7 +341,7 @@ private:
         b, loc, decodeType, arg("absorbed_query"), cache,
         arg("block_tables"), arg("seq_lens"), arg("query_start_loc"),
         arg("cache_scale"), static_cast<uint64_t>(rank),
-        llvm::APFloat(scale), /*causal=*/true);
+        llvm::APFloat(scale), /*causal=*/true, /*schedule=*/nullptr);
     Value prefill = attn::VarlenAttentionOp::create(
         b, loc, prefillType, arg("prefill_query"), arg("prefill_key"),
         arg("prefill_value"), arg("cu_seqlens_q"), arg("cu_seqlens_k"),

@@ -125,6 +125,13 @@
 //    min(64, target_ctas) (the merge reads every split and the workspace
 //    is sized by it; more splits than target CTAs never help).
 //
+// MLA absorbed decode (#attn.latent_attention_schedule, sizes in
+// plan/LatentAttention.h): the kernel has one tile (64 rows, 64-key tiles,
+// two warpgroups) and needs wgmma, so sm_90a only; its Q and two K tiles
+// take nearly all of an SM's shared memory, so target_ctas = SMs (one CTA
+// per SM) and max_kv_splits = min(32, SMs) (the last split reads every
+// split's 64 x 512 fp32 partial: the merge grows with the count).
+//
 // Requests the target cannot serve are errors at the op (an option error at
 // the first kernel op, or at the module when there is none): unknown arch,
 // num-sms out of range, head dims above 512, attention head dims or head
@@ -134,6 +141,7 @@
 //===----------------------------------------------------------------------===//
 #include "attnc/Plan/AttentionTiling.h"
 #include "attnc/Plan/KernelLimits.h"
+#include "attnc/Plan/LatentAttention.h"
 #include "attnc/Plan/SplitKv.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Transforms/Passes.h"
@@ -478,6 +486,40 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
   return schedule;
 }
 
+/// The MLA decode kernel's schedule: its one tile, where the arch has wgmma
+/// and its shared memory holds the tile.
+FailureOr<LatentAttentionScheduleAttr>
+chooseLatentAttention(LatentAttentionOp op, const Target &target) {
+  const ArchInfo &arch = *target.arch;
+  if (!arch.wgmma)
+    return op.emitOpError()
+           << "cannot be specialized: the MLA decode kernel needs wgmma "
+              "(sm_90a), the arch is "
+           << arch.name;
+  auto query = cast<RankedTensorType>(op.getQuery().getType());
+  int64_t qkDim = query.getDimSize(2);
+  if (ShapedType::isDynamic(qkDim))
+    return op.emitOpError() << "cannot be specialized: the query head dim "
+                               "(kv_lora_rank + rope_head_dim) is dynamic; "
+                               "the shared-memory map depends on it";
+  SplitKvLimits limits = latentSplitKvLimits(target.numSms);
+  int64_t need = latentAttentionSharedMap(qkDim, limits.maxKvSplits).totalBytes;
+  if (need > arch.maxSharedBytes)
+    return op.emitOpError()
+           << "cannot be specialized: the MLA decode tile (Q and two K tiles "
+              "of 64 rows x "
+           << qkDim << " values) needs " << need
+           << " bytes of shared memory, " << arch.name << " allows "
+           << arch.maxSharedBytes;
+  auto schedule = LatentAttentionScheduleAttr::getChecked(
+      [&] { return op.emitOpError() << "chose an invalid schedule: "; },
+      op.getContext(), kLatentBlockM, kLatentBlockN, kLatentWarps,
+      limits.maxKvSplits, limits.targetCtas);
+  if (!schedule)
+    return failure();
+  return schedule;
+}
+
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
@@ -489,7 +531,8 @@ struct Specialize : attnc::impl::AttnSpecializeBase<Specialize> {
     ModuleOp module = getOperation();
     SmallVector<Operation *> kernels;
     module.walk([&](Operation *op) {
-      if (isa<FusedPreprocessOp, PagedAttentionOp, MlaPreprocessOp>(op))
+      if (isa<FusedPreprocessOp, PagedAttentionOp, MlaPreprocessOp,
+              LatentAttentionOp>(op))
         kernels.push_back(op);
     });
     // Option errors are reported once, where they first matter.
@@ -522,6 +565,13 @@ struct Specialize : attnc::impl::AttnSpecializeBase<Specialize> {
                     chooseAttention(attention, *target, baseline);
                 if (succeeded(s))
                   attention.setScheduleAttr(*s);
+                return LogicalResult(s);
+              })
+              .Case([&](LatentAttentionOp latent) {
+                FailureOr<LatentAttentionScheduleAttr> s =
+                    chooseLatentAttention(latent, *target);
+                if (succeeded(s))
+                  latent.setScheduleAttr(*s);
                 return LogicalResult(s);
               });
       failedAny |= failed(result);

@@ -246,6 +246,11 @@ _ATTENTION_FEATURES = {
     "workspace": "split-KV workspace",
 }
 
+_LATENT_ATTENTION_FEATURES = {
+    "cache_scale": "fp8 latent cache",
+    "workspace": "split-KV workspace",
+}
+
 
 #: Split-KV workspaces a model keeps for its checked attention launches, one
 #: per (device, stream, shape); the least recently used goes first.
@@ -305,6 +310,11 @@ class Model:
                                   writable=("latent_cache", "latent_out", "q_rope_out"))
             elif kernel.kind == "attention":
                 plan = KernelPlan(kernel.abi, features=_ATTENTION_FEATURES,
+                                  outputs=("output",),
+                                  writable=("output", WORKSPACE),
+                                  at_least=(WORKSPACE,))
+            elif kernel.kind == "latent_attention":
+                plan = KernelPlan(kernel.abi, features=_LATENT_ATTENTION_FEATURES,
                                   outputs=("output",),
                                   writable=("output", WORKSPACE),
                                   at_least=(WORKSPACE,))
@@ -650,6 +660,73 @@ class Model:
                  "query_start_loc": query_start_loc, "sinks": sinks,
                  "k_scale": k_scale, "v_scale": v_scale, "gate": gate,
                  "output": out, WORKSPACE: workspace}
+        return self._launch_split_kv(kernel, plan, given, num_kv_splits, stream)
+
+    def latent_attention(self, layer: Union[str, int], query, *, latent_cache,
+                         block_tables, seq_lens, query_start_loc,
+                         cache_scale=None, out=None, workspace=None,
+                         num_kv_splits=None, stream=None):
+        """Runs the MLA absorbed decode kernel of `layer` (``attn.latent_attention``):
+        every query head attends to the one latent head, K = the latent
+        cache rows ``[c_kv | k_pe]`` (``R + P`` values), V = their first
+        ``R`` (kv_lora_rank) values.
+
+        Sequence ``s`` owns query rows ``[query_start_loc[s],
+        query_start_loc[s+1])`` (1 for decode, a few for MTP/speculative
+        rows; causal: row ``i`` of ``n`` sees keys up to ``seq_lens[s] - n +
+        i``) and ``seq_lens[s]`` cached rows, found through row ``s`` of
+        ``block_tables``. Split-KV as for :meth:`attention`
+        (:meth:`latent_attention_splits`).
+
+        Args:
+            layer: layer kind name or layer index.
+            query: ``[num_tokens, num_heads, R + P]``: the absorbed
+                ``q_nope @ W_UK`` in the first R values, the rotated q_pe
+                after them.
+            latent_cache: ``[num_blocks, block_size, R + P]``, C-contiguous
+                or a view whose rows are contiguous and whose block and
+                token strides are multiples of 16 bytes.
+            block_tables: ``[num_seqs, max_blocks_per_seq]`` int32.
+            seq_lens: ``[num_seqs]`` int32, cached rows per sequence
+                (including this step's).
+            query_start_loc: ``[num_seqs + 1]`` int32, cumulative query rows.
+            cache_scale: float32 scalar tensor; required iff the latent
+                cache is fp8 (not taken by the kernel yet: such layers do
+                not compile).
+            out: ``[num_tokens, num_heads, R]``; allocated with torch if not
+                given.
+            workspace, num_kv_splits, stream: as for :meth:`attention`.
+
+        Returns:
+            ``out``.
+        """
+        kernel, plan = self._plan(layer, "latent_attention")
+        given = {"query": query, "latent_cache": latent_cache,
+                 "block_tables": block_tables, "seq_lens": seq_lens,
+                 "query_start_loc": query_start_loc, "cache_scale": cache_scale,
+                 "output": out, WORKSPACE: workspace}
+        return self._launch_split_kv(kernel, plan, given, num_kv_splits, stream)
+
+    def latent_attention_splits(self, layer: Union[str, int], num_tokens: int,
+                                num_seqs: int, *,
+                                num_kv_splits: Optional[int] = None) -> int:
+        """The ``num_kv_splits`` :meth:`latent_attention` launches `layer`'s
+        kernel with for `num_tokens` query rows in `num_seqs` sequences: the
+        rule of :meth:`attention_splits` with the kernel's hints
+        (``target_ctas`` = the SMs: one CTA per SM; rows = num_tokens x
+        num_heads in tiles of 64). Given `num_kv_splits`, checks it."""
+        _, plan = self._plan(layer, "latent_attention")
+        values = dict(num_tokens=num_tokens, num_seqs=num_seqs)
+        return _launch.choose_kv_splits(plan, values, num_kv_splits)
+
+    def latent_attention_workspace_size(self, layer: Union[str, int]) -> Optional[int]:
+        """W, the float32 elements of `layer`'s MLA decode workspace."""
+        return self._workspace_size(layer, "latent_attention")
+
+    def _launch_split_kv(self, kernel: "Kernel", plan: KernelPlan,
+                         given: Dict[str, Any], num_kv_splits, stream):
+        """Launches a split-KV kernel: the count by the rule (or checked),
+        the package's workspace unless one is given; ``out`` in errors."""
         derive = None
         if plan.takes_kv_splits:
             plan.split_kv  # an ABI without the hints fails here, by name
@@ -728,7 +805,10 @@ class Model:
     def attention_workspace_size(self, layer: Union[str, int]) -> Optional[int]:
         """W, the float32 elements of `layer`'s split-KV workspace (its
         ABI's ``workspace`` shape), or None when the kernel has none."""
-        _, plan = self._plan(layer, "attention")
+        return self._workspace_size(layer, "attention")
+
+    def _workspace_size(self, layer: Union[str, int], kind: str) -> Optional[int]:
+        _, plan = self._plan(layer, kind)
         for param in plan.pointer_params:
             if param["name"] == WORKSPACE:
                 size = 1

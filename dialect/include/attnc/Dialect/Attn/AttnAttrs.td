@@ -209,6 +209,36 @@ def Attn_AttentionScheduleAttr : AttrDef<Attn_Dialect, "AttentionSchedule"> {
   let genVerifyDecl = 1;
 }
 
+def Attn_LatentAttentionScheduleAttr : AttrDef<Attn_Dialect, "LatentAttentionSchedule"> {
+  let mnemonic = "latent_attention_schedule";
+  let summary = "tiling of MLA's absorbed decode kernel (attn.latent_attention)";
+  let description = [{
+    The MLA decode kernel (runtime/device/attnc_mla_decode.cuh; sizes in
+    plan/include/attnc/Plan/LatentAttention.h): a CTA of `num_warps` warps
+    (two warpgroups) takes `block_m` query rows (heads x MTP rows of one
+    sequence) against `block_n`-key tiles of the latent cache, Q and two K
+    tiles in shared memory, wgmma (sm_90a). Split-KV: the launcher splits a
+    row tile's keys over `num_kv_splits` CTAs (grid z), at most
+    `max_kv_splits`, enough to bring the busy CTAs to `target_ctas` (one
+    CTA per SM); the last split merges.
+
+    Example:
+    ```mlir
+    #attn.latent_attention_schedule<block_m = 64, block_n = 64,
+        num_warps = 8, max_kv_splits = 32, target_ctas = 132>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$block_m,
+    "int64_t":$block_n,
+    "int64_t":$num_warps,
+    "int64_t":$max_kv_splits,
+    "int64_t":$target_ctas
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Attn_PreprocessEmissionAttr : AttrDef<Attn_Dialect, "PreprocessEmission"> {
   let mnemonic = "preprocess_emission";
   let summary = "what the preprocess printer needs beyond the op (attn-prepare-emission)";

@@ -394,7 +394,8 @@ def Attn_LatentAttentionOp : Attn_Op<"latent_attention", [Pure]> {
     Optional<AnyRankedTensor>:$cache_scale,
     I64Attr:$kv_lora_rank,
     F64Attr:$softmax_scale,
-    DefaultValuedAttr<BoolAttr, "true">:$causal
+    DefaultValuedAttr<BoolAttr, "true">:$causal,
+    OptionalAttr<Attn_LatentAttentionScheduleAttr>:$schedule
   );
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = [{

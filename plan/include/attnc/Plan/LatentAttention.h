@@ -1,0 +1,97 @@
+//===- LatentAttention.h - MLA absorbed decode: tiles and memory -*- C++ -*-===//
+//
+// One definition of the sizes of the MLA absorbed decode kernel
+// (attn.latent_attention, runtime/device/attnc_mla_decode.cuh): its tile
+// (64 query rows x 64 keys, two warpgroups), the shared-memory map whose
+// offsets the emitter prints into the kernel's Config, the split-KV limits
+// and the workspace. attn-specialize checks the map fits the arch; the
+// emitter sizes the launch by it.
+//
+// Shared memory, in 128-byte swizzled rows (1024-byte aligned areas):
+//  - Q: 64 rows x (R + P) values;
+//  - two K tiles of 64 keys x (R + P) values (V is a K tile's first R
+//    columns, read in place);
+//  - P: 64 rows x 64 keys;
+//  - the row maxima of both warpgroups' halves, two tiles' worth
+//    (2 x 2 x 64 floats), the row sums (2 x 64 floats);
+//  - the split merge's flag (16 bytes) and the tile's sequence (16 bytes).
+// After the key loop the Q area holds the split merge's weights and sums
+// (max_kv_splits x 64 floats each) and the rows' output scales (64 floats).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_PLAN_LATENTATTENTION_H
+#define ATTNC_PLAN_LATENTATTENTION_H
+
+#include "attnc/Plan/SplitKv.h"
+
+#include <cstdint>
+
+namespace attnc::plan {
+
+/// The tile of the MLA decode kernel: rows, keys, threads.
+constexpr int64_t kLatentBlockM = 64;
+constexpr int64_t kLatentBlockN = 64;
+constexpr int64_t kLatentWarps = 8;
+/// The latent width the kernel takes (kv_lora_rank: V and the output).
+constexpr int64_t kLatentRank = 512;
+/// At most this many splits: the last split reads every split's partial
+/// output (64 rows x R floats), one CTA's reads, so the merge grows with
+/// the count.
+constexpr int64_t kLatentMaxKvSplits = 32;
+
+/// The shared-memory map of the MLA decode kernel for rows of `qkDim`
+/// (R + P) 16-bit values and `maxKvSplits` splits.
+struct LatentAttentionSharedMap {
+  int64_t qOffset = 0;
+  int64_t kOffset = 0;
+  int64_t kBytes = 0; ///< one K tile
+  int64_t pOffset = 0;
+  int64_t maxOffset = 0;
+  int64_t lOffset = 0;
+  int64_t splitFlagOffset = 0;
+  int64_t ownerOffset = 0;
+  int64_t mergeLOffset = 0;   ///< inside the Q area, after the key loop
+  int64_t mergeInvOffset = 0; ///< inside the Q area, after the key loop
+  int64_t totalBytes = 0;
+};
+
+inline LatentAttentionSharedMap latentAttentionSharedMap(int64_t qkDim,
+                                                         int64_t maxKvSplits) {
+  LatentAttentionSharedMap map;
+  int64_t qBytes = kLatentBlockM * qkDim * 2;
+  map.qOffset = 0;
+  map.kOffset = qBytes;
+  map.kBytes = kLatentBlockN * qkDim * 2;
+  map.pOffset = map.kOffset + 2 * map.kBytes;
+  map.maxOffset = map.pOffset + kLatentBlockM * kLatentBlockN * 2;
+  map.lOffset = map.maxOffset + 2 * 2 * kLatentBlockM * 4;
+  map.splitFlagOffset = map.lOffset + 2 * kLatentBlockM * 4;
+  map.ownerOffset = map.splitFlagOffset + 16;
+  map.totalBytes = map.ownerOffset + 16;
+  map.mergeLOffset = maxKvSplits * kLatentBlockM * 4;
+  map.mergeInvOffset = 2 * map.mergeLOffset;
+  return map;
+}
+
+/// Whether the merge's statistics fit the Q area they reuse.
+inline bool latentMergeFits(int64_t qkDim, int64_t maxKvSplits) {
+  LatentAttentionSharedMap map = latentAttentionSharedMap(qkDim, maxKvSplits);
+  return map.mergeInvOffset + kLatentBlockM * 4 <= map.kOffset;
+}
+
+/// The split-KV limits of the MLA decode kernel on a GPU of `numSms` SMs:
+/// one CTA per SM (its tiles take nearly all of an SM's shared memory).
+inline SplitKvLimits latentSplitKvLimits(int64_t numSms) {
+  return {numSms, numSms < kLatentMaxKvSplits ? numSms : kLatentMaxKvSplits};
+}
+
+/// The workspace of the MLA decode kernel, in floats: the attention
+/// kernel's layout (partials of 64 rows x R, the rows' max and sum, then
+/// the counters) for its limits.
+inline int64_t latentAttentionWorkspaceFloats(const SplitKvLimits &limits) {
+  return attentionWorkspaceFloats(limits, kLatentBlockM, kLatentRank);
+}
+
+} // namespace attnc::plan
+
+#endif // ATTNC_PLAN_LATENTATTENTION_H
