@@ -49,6 +49,16 @@ FailureOr<std::vector<EmittedKernel>> emitCudaKernels(ModuleOp module) {
         return function.emitOpError() << "has no attn.paged_attention";
       kernel = emitAttention(function, *ops.begin(),
                              gates.empty() ? OutputGateOp() : *gates.begin());
+    } else if (kind.getValue() == "varlen_attention") {
+      auto ops = function.getOps<VarlenAttentionOp>();
+      if (ops.empty())
+        return function.emitOpError() << "has no attn.varlen_attention";
+      kernel = emit::emitVarlenAttention(function, *ops.begin());
+    } else if (kind.getValue() == "latent_gather") {
+      auto ops = function.getOps<LatentGatherOp>();
+      if (ops.empty())
+        return function.emitOpError() << "has no attn.latent_gather";
+      kernel = emit::emitLatentGather(function, *ops.begin());
     } else {
       return function.emitOpError()
              << "has unknown attn.kernel kind '" << kind.getValue() << "'";

@@ -104,12 +104,16 @@ mlir::FailureOr<EmissionAttr> preparedEmission(mlir::Operation *op,
 /// The layer function a kernel function was outlined from.
 std::string layerOf(mlir::func::FuncOp kernel);
 
-/// The printers of the two kernel families.
+/// The printers of the kernel families.
 mlir::FailureOr<EmittedKernel> emitPreprocess(mlir::func::FuncOp function,
                                               attn::FusedPreprocessOp op);
 mlir::FailureOr<EmittedKernel> emitAttention(mlir::func::FuncOp function,
                                              attn::PagedAttentionOp op,
                                              attn::OutputGateOp gateOp);
+mlir::FailureOr<EmittedKernel>
+emitVarlenAttention(mlir::func::FuncOp function, attn::VarlenAttentionOp op);
+mlir::FailureOr<EmittedKernel> emitLatentGather(mlir::func::FuncOp function,
+                                                attn::LatentGatherOp op);
 
 } // namespace attnc::emit
 
