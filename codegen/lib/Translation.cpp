@@ -24,7 +24,8 @@ LogicalResult translateAttnToCuda(ModuleOp module, raw_ostream &os) {
   // hand the printer a prepared module).
   bool prepared = true;
   module.walk([&](Operation *kernelOp) {
-    if (isa<attn::FusedPreprocessOp, attn::PagedAttentionOp>(kernelOp) &&
+    if (isa<attn::FusedPreprocessOp, attn::PagedAttentionOp,
+            attn::VarlenAttentionOp>(kernelOp) &&
         !kernelOp->hasAttr(kEmissionAttr))
       prepared = false;
   });
