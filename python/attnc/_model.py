@@ -633,9 +633,9 @@ class Model:
         ``n`` sees keys ``[0, m - n + i]`` of the sequence's ``m``; a row that
         sees no key (``m < n``) is 0.
 
-        Split-KV as for :meth:`attention` (the same kernel template and rule;
-        :meth:`attention_splits` with kind ``"varlen_attention"`` is not
-        needed: ``num_kv_splits=None`` applies the rule).
+        Split-KV as for :meth:`attention` (the same kernel template, grid
+        and rule, with ``num_tokens`` the query rows): ``num_kv_splits=None``
+        applies the rule, ``workspace=None`` uses the package's.
 
         Args:
             layer: layer kind name or layer index.
