@@ -8,7 +8,7 @@ import ctypes
 import pytest
 
 import attnc
-from attnc import _launch, _library
+from attnc import _launch
 from attnc_cpu_helpers import FAKE_DRIVER, FakeTensor, TYPESTR, fake_args
 
 # The fake driver resolves kernels named attnc_test_*: the layer is named so.
@@ -186,7 +186,7 @@ def test_bf16_cache_and_gqa(mla_bf16):
 def test_varlen_launch_with_views(mla, fake_state, monkeypatch):
     """Strided key and value views: their strides reach the kernel's i64
     parameters; the grid is the ABI's rule for the batch."""
-    lib = _library.library()
+    lib = mla._lib  # the library the model launches through
     seen = {}
     real = lib.attnc_kernel_launch
     params = mla.kernel(LAYER, "varlen_attention").abi["params"]
