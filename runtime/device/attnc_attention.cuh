@@ -58,6 +58,15 @@ struct ContiguousKeys {
   int start;
 };
 
+/// The kernel arguments only contiguous K/V has: the sequence's first key
+/// row and the query view's strides (elements). Empty otherwise, so that
+/// the paged kernels' arguments (and code) stay as they were.
+template <bool kContiguous> struct ContiguousArgs {};
+template <> struct ContiguousArgs<true> {
+  int kv_start;
+  int q_token_stride, q_head_stride;
+};
+
 template <class C> struct PagedAttention {
   using act_t = typename C::act_t;
   using cache_t = typename C::cache_t;
@@ -84,7 +93,7 @@ template <class C> struct PagedAttention {
   static constexpr bool kContiguous = ContiguousKv<C>::value;
   static_assert(!kContiguous || kBlockSize == 1, "contiguous K/V: one-token blocks");
 
-  struct Args {
+  struct Args : ContiguousArgs<kContiguous> {
     const act_t *__restrict__ query;
     const cache_t *__restrict__ k_cache;
     const cache_t *__restrict__ v_cache;
@@ -97,18 +106,16 @@ template <class C> struct PagedAttention {
     int max_blocks_per_seq;
     float score_scale;  // log2 units per raw q.k (times k_scale for fp8)
     float out_scale;    // value_scale (times v_scale for fp8)
-    // Contiguous K/V only: the sequence's first key row, the query view's
-    // strides (elements).
-    int kv_start;
-    int q_token_stride, q_head_stride;
   };
 
-  /// The element offset of query row (token, head).
-  static __device__ __forceinline__ long long query_offset(const Args &a, int token, int head) {
+  /// The element offset of the query row of flattened tile row f (token
+  /// q_start + f / kPack, head head0 + f % kPack). The paged form keeps its
+  /// one expression (its SASS is compared across changes).
+  static __device__ __forceinline__ long long query_offset(const Args &a, int q_start, int f, int head0) {
     if constexpr (kContiguous)
-      return (long long)token * a.q_token_stride + (long long)head * a.q_head_stride;
+      return (long long)(q_start + f / kPack) * a.q_token_stride + (long long)(head0 + f % kPack) * a.q_head_stride;
     else
-      return ((long long)token * kNumQHeads + head) * kQkHeadDim;
+      return ((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kQkHeadDim;
   }
 
   /// Where sequence `seq`'s keys are: its block-table row, or with
@@ -554,14 +561,14 @@ template <class C> struct PagedAttention {
       for (int c = tid; c < rows * kChunks; c += kThreads) {
         const int r = c / kChunks, col = c % kChunks * 8;
         const int f = row0 + r;
-        const act_t *src = a.query + query_offset(a, q_start + f / kPack, head0 + f % kPack) + col;
+        const act_t *src = a.query + query_offset(a, q_start, f, head0) + col;
         attnc::cp_async_16(q_s + r * kQStride + col, src, true);
       }
     } else {
       for (int c = tid; c < rows * kQkHeadDim; c += kThreads) {
         const int r = c / kQkHeadDim, col = c % kQkHeadDim;
         const int f = row0 + r;
-        q_s[r * kQStride + col] = a.query[query_offset(a, q_start + f / kPack, head0 + f % kPack) + col];
+        q_s[r * kQStride + col] = a.query[query_offset(a, q_start, f, head0) + col];
       }
     }
 
@@ -1004,7 +1011,7 @@ template <class C> struct PagedAttention {
         const int r = r0 + 16 * p, f = row0 + r;
         const bool valid = r < rows;
         const act_t *src =
-            a.query + (valid ? query_offset(a, q_start + f / kPack, head0 + f % kPack) : 0);
+            a.query + (valid ? query_offset(a, q_start, f, head0) : 0);
 #pragma unroll
         for (int b = 0; b < kQkPad / 64; ++b) {
           const int col = b * 64 + c * 8;
@@ -1110,19 +1117,13 @@ template <class C> struct PagedAttention {
     tile_epilogue<1, kBlockM>(a, smem, rows, row0, q_start, head0);
   }
 
-  /// Sequence s's keys: seq_lens[s], or with contiguous K/V (seq_lens is
-  /// then cu_seqlens_k) the difference of its two entries.
-  static __device__ __forceinline__ int kv_length(const int *seq_lens, int s) {
-    if constexpr (kContiguous)
-      return seq_lens[s + 1] - seq_lens[s];
-    else
-      return seq_lens[s];
-  }
-
   /// The kernel: finds the tile's sequence and rows, then runs the tile.
   /// With contiguous K/V, k_cache/v_cache are the [tokens_k, Hkv, D] views
   /// (block stride = token stride), seq_lens is cu_seqlens_k, block_tables
-  /// is unused and q_token_stride / q_head_stride give the query view.
+  /// is unused and q_token_stride / q_head_stride give the query view. (The
+  /// key counts below are written out at each use: a helper for them, even
+  /// inlined, changed the paged kernels' register allocation, as did
+  /// members of Args the paged form does not use: scripts/kernel-snapshot.py.)
   static __device__ __forceinline__ void run(const act_t *query, const cache_t *k_cache, const cache_t *v_cache,
                                              attnc::CacheStrides k_strides, attnc::CacheStrides v_strides,
                                              const int *block_tables, const int *seq_lens,
@@ -1152,7 +1153,12 @@ template <class C> struct PagedAttention {
       for (int j = 0; j < kSeqLookupThreads; ++j) {
         const int s = (int)threadIdx.x + j * kThreads;
         if (s < num_seqs) {
-          const int start = query_start_loc[s], end = query_start_loc[s + 1], len = kv_length(seq_lens, s);
+          const int start = query_start_loc[s], end = query_start_loc[s + 1];
+          int len;
+          if constexpr (kContiguous)
+            len = seq_lens[s + 1] - seq_lens[s];
+          else
+            len = seq_lens[s];
           const int first_tile = (int)((long long)start * kPack / kBlockM) + s;
           const int next_tile = (int)((long long)end * kPack / kBlockM) + s + 1;
           if (first_tile <= tile_index && (s == num_seqs - 1 || tile_index < next_tile))
@@ -1169,7 +1175,10 @@ template <class C> struct PagedAttention {
         else hi = mid - 1;
       }
       seq = lo, q_start = query_start_loc[seq], q_end = query_start_loc[seq + 1];
-      kv_len = kv_length(seq_lens, seq);
+      if constexpr (kContiguous)
+        kv_len = seq_lens[seq + 1] - seq_lens[seq];
+      else
+        kv_len = seq_lens[seq];
     }
     const int q_len = q_end - q_start;
     const int row0 = (tile_index - (int)((long long)q_start * kPack / kBlockM) - seq) * kBlockM;
