@@ -108,14 +108,12 @@ template <class C> struct PagedAttention {
     float out_scale;    // value_scale (times v_scale for fp8)
   };
 
-  /// The element offset of the query row of flattened tile row f (token
-  /// q_start + f / kPack, head head0 + f % kPack). The paged form keeps its
-  /// one expression (its SASS is compared across changes).
-  static __device__ __forceinline__ long long query_offset(const Args &a, int q_start, int f, int head0) {
-    if constexpr (kContiguous)
-      return (long long)(q_start + f / kPack) * a.q_token_stride + (long long)(head0 + f % kPack) * a.q_head_stride;
-    else
-      return ((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kQkHeadDim;
+  /// Contiguous K/V: the element offset of the query row of flattened tile
+  /// row f (token q_start + f / kPack, head head0 + f % kPack) in the query
+  /// view. (The paged form writes its expression out at each use: this
+  /// helper in its path, even inlined, moved its register allocation.)
+  static __device__ __forceinline__ long long query_view_offset(const Args &a, int q_start, int f, int head0) {
+    return (long long)(q_start + f / kPack) * a.q_token_stride + (long long)(head0 + f % kPack) * a.q_head_stride;
   }
 
   /// Where sequence `seq`'s keys are: its block-table row, or with
@@ -561,14 +559,21 @@ template <class C> struct PagedAttention {
       for (int c = tid; c < rows * kChunks; c += kThreads) {
         const int r = c / kChunks, col = c % kChunks * 8;
         const int f = row0 + r;
-        const act_t *src = a.query + query_offset(a, q_start, f, head0) + col;
+        const act_t *src;
+        if constexpr (kContiguous)
+          src = a.query + query_view_offset(a, q_start, f, head0) + col;
+        else
+          src = a.query + ((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kQkHeadDim + col;
         attnc::cp_async_16(q_s + r * kQStride + col, src, true);
       }
     } else {
       for (int c = tid; c < rows * kQkHeadDim; c += kThreads) {
         const int r = c / kQkHeadDim, col = c % kQkHeadDim;
         const int f = row0 + r;
-        q_s[r * kQStride + col] = a.query[query_offset(a, q_start, f, head0) + col];
+        if constexpr (kContiguous)
+          q_s[r * kQStride + col] = a.query[query_view_offset(a, q_start, f, head0) + col];
+        else
+          q_s[r * kQStride + col] = a.query[((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kQkHeadDim + col];
       }
     }
 
@@ -1010,8 +1015,11 @@ template <class C> struct PagedAttention {
       for (int p = 0; p < kBlockM / 16; ++p) {
         const int r = r0 + 16 * p, f = row0 + r;
         const bool valid = r < rows;
-        const act_t *src =
-            a.query + (valid ? query_offset(a, q_start, f, head0) : 0);
+        const act_t *src;
+        if constexpr (kContiguous)
+          src = a.query + (valid ? query_view_offset(a, q_start, f, head0) : 0);
+        else
+          src = a.query + (valid ? ((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kQkHeadDim : 0);
 #pragma unroll
         for (int b = 0; b < kQkPad / 64; ++b) {
           const int col = b * 64 + c * 8;
