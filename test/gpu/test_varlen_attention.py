@@ -15,9 +15,8 @@ never passes (attnc_gpu_reference.assert_close).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import List, Sequence
 
 import pytest
 
