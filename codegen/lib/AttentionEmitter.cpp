@@ -2,7 +2,8 @@
 //
 // Prints one attn.paged_attention kernel function (with the output gate as
 // its epilogue) as CUDA C++ and its ABI: the tensor-core form, or the
-// CUDA-core form for shapes the tensor-core tiling does not take.
+// CUDA-core form for shapes the tensor-core tiling does not take. Also
+// attn.varlen_attention: the tensor-core template in its contiguous K/V mode.
 //
 //===----------------------------------------------------------------------===//
 #include "EmitterSupport.h"
@@ -43,6 +44,8 @@ struct AttentionLayer {
   bool sinks, fp8, gate, causal;
   /// The gate has one value per query head ([tokens, Hq, 1]).
   bool gateHeadScalar;
+  /// K/V are ragged contiguous rows (attn.varlen_attention), not pages.
+  bool contiguous = false;
 
   AttentionLayer(func::FuncOp function, PagedAttentionOp op,
                  OutputGateOp gateOp, AttentionEmissionAttr emission)
@@ -61,15 +64,32 @@ struct AttentionLayer {
         gate(static_cast<bool>(gateOp)), causal(op.getCausal()),
         gateHeadScalar(gateOp && gateOp.getGate().getType() !=
                                      gateOp.getInput().getType()) {}
+
+  AttentionLayer(func::FuncOp function, VarlenAttentionOp op,
+                 AttentionEmissionAttr emission)
+      : name(function.getSymName().str()),
+        activation(emission.getActivation()),
+        cache(emission.getCache()),
+        numQHeads(cast<RankedTensorType>(op.getQuery().getType()).getDimSize(1)),
+        numKvHeads(cast<RankedTensorType>(op.getKey().getType()).getDimSize(1)),
+        qkHeadDim(cast<RankedTensorType>(op.getQuery().getType()).getDimSize(2)),
+        vHeadDim(cast<RankedTensorType>(op.getValue().getType()).getDimSize(2)),
+        groupSize(emission.getGroupSize()), window(0), chunk(0), softcap(0.0),
+        valueScale(1.0), sinks(false), fp8(false), gate(false),
+        causal(op.getCausal()), gateHeadScalar(false), contiguous(true) {}
 };
 
 /// The comment block that opens every attention kernel's source: the layer,
-/// its configuration and features, dtypes and the schedule.
+/// its configuration and features, dtypes and the schedule (`op`: the
+/// paged or the varlen attention).
+template <typename AttentionOp>
 void printAttentionHeader(llvm::raw_ostream &os, const AttentionLayer &layer,
-                          func::FuncOp function, PagedAttentionOp op,
+                          func::FuncOp function, AttentionOp op,
                           AttentionEmissionAttr emission) {
   AttentionScheduleAttr schedule = op.getScheduleAttr();
-  os << "// attnc generated kernel " << layer.name << " (attention) for layer "
+  os << "// attnc generated kernel " << layer.name
+     << (layer.contiguous ? " (varlen_attention)" : " (attention)")
+     << " for layer "
      << layerOf(function) << "\n"
      << "// configuration: num_q_heads=" << layer.numQHeads
      << " num_kv_heads=" << layer.numKvHeads
@@ -89,8 +109,13 @@ void printAttentionHeader(llvm::raw_ostream &os, const AttentionLayer &layer,
     os << " value_scale=" << literal(layer.valueScale);
   if (layer.gate)
     os << " output_gate";
-  os << "\n//   activation " << layer.activation << ", cache " << layer.cache
-     << " (block_size " << emission.getBlockSize() << ")\n"
+  if (layer.contiguous)
+    os << "\n//   activation " << layer.activation
+       << ", ragged contiguous K/V (cu_seqlens_q, cu_seqlens_k)\n";
+  else
+    os << "\n//   activation " << layer.activation << ", cache " << layer.cache
+       << " (block_size " << emission.getBlockSize() << ")\n";
+  os
      << "// schedule: block_m=" << schedule.getBlockM()
      << " block_n=" << schedule.getBlockN()
      << " num_warps=" << schedule.getNumWarps()
@@ -181,8 +206,9 @@ void printMember(llvm::raw_ostream &os, StringRef type, StringRef name, const T 
 
 /// The Config members both forms read: element types, heads, dims, the
 /// score constants and the feature flags.
+template <typename AttentionOp>
 void printLayerConfig(llvm::raw_ostream &os, const AttentionLayer &layer,
-                      PagedAttentionOp op, AttentionEmissionAttr emission) {
+                      AttentionOp op, AttentionEmissionAttr emission) {
   os << "  using act_t = " << cudaType(layer.activation) << ";\n"
      << "  using cache_t = " << cudaType(layer.cache) << ";\n";
   printMember(os, "int", "kNumQHeads", layer.numQHeads);
@@ -374,5 +400,106 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   abi.dynamic_shared_memory_bytes = static_cast<uint32_t>(map.totalBytes);
   return EmittedKernel{layer.name, "attention", layerOf(function), std::move(source),
                        std::move(abi)};
+}
+
+namespace {
+/// A [tokens, heads, head_dim] view of the engine's tensor: its ABI strides
+/// [<name>_token_stride, <name>_head_stride, 1] and those two i64
+/// parameters, which the launcher sets to the tensor's strides (elements).
+EmittedParam tokenHeadView(EmittedParam param,
+                           std::vector<EmittedParam> &strideParams) {
+  std::vector<ShapeDim> strides;
+  for (const char *dim : {"token_stride", "head_stride"}) {
+    std::string symbol = param.abi.name + "_" + dim;
+    strides.push_back(ShapeDim::named(symbol));
+    strideParams.push_back(scalarArg(symbol, ParamKind::I64));
+  }
+  strides.push_back(ShapeDim::constant(1)); // the head dim is contiguous
+  param.abi.strides = std::move(strides);
+  return param;
+}
+} // namespace
+
+/// attn.varlen_attention: the tensor-core template (attnc_attention.cuh) with
+/// kContiguousKv, entry varlen_attention<Config>; the schedule, tiles, grid
+/// and split-KV are the paged attention's, over ragged contiguous K/V views.
+FailureOr<EmittedKernel> emitVarlenAttention(func::FuncOp function,
+                                             VarlenAttentionOp op) {
+  AttentionScheduleAttr schedule = op.getScheduleAttr();
+  FailureOr<AttentionEmissionAttr> prepared =
+      preparedEmission<AttentionEmissionAttr>(op, schedule);
+  if (failed(prepared))
+    return failure();
+  AttentionEmissionAttr emission = *prepared;
+  AttentionLayer layer(function, op, emission);
+  int64_t blockM = schedule.getBlockM(), vPadded = schedule.getVDimPadded();
+  int64_t pack = schedule.getGqaPack();
+  attnc::plan::SplitKvLimits limits{schedule.getTargetCtas(),
+                                    schedule.getMaxKvSplits()};
+  bool wgmma = schedule.getMma() == "wgmma";
+  AttentionSharedMap map = attentionSharedMap(
+      schedule.getQkDimPadded(), vPadded, blockM, schedule.getBlockN(),
+      schedule.getPipelineStages(), limits.maxKvSplits, /*fp8=*/false, wgmma);
+
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  printAttentionHeader(os, layer, function, op, emission);
+  os << (wgmma ? "// Tensor-core form: wgmma m64nNk16 (sm_90a) for tiles of more "
+                 "than 16 rows, mma.sync m16n8k16\n// for tiles of at most 16 "
+                 "rows, "
+               : "// Tensor-core form: mma.sync m16n8k16 with ")
+     << "fp32 accumulators, K/V tiles copied from the\n// contiguous rows "
+        "by a cp.async pipeline, split-KV merged by the last split.\n"
+     << "#include \"attnc_attention.cuh\"\n\n"
+     << "namespace {\nstruct Config {\n";
+  printLayerConfig(os, layer, op, emission);
+  printMember(os, "bool", "kContiguousKv", boolLiteral(true),
+              "key j of sequence s is row cu_seqlens_k[s] + j");
+  printTileConfig(os, layer, schedule, limits.capacityCtas(), map, wgmma);
+  os << "};\n} // namespace\n\n";
+
+  ElementType activation = abiType(layer.activation);
+  std::string act = cudaType(layer.activation);
+  std::vector<EmittedParam> strideParams;
+  std::vector<EmittedParam> params = {
+      tokenHeadView(inputParam("query", activation,
+                               abiShape(op.getQuery(), {"num_tokens"}), act),
+                    strideParams),
+      tokenHeadView(inputParam("key", activation,
+                               abiShape(op.getKey(), {"num_kv_tokens"}), act),
+                    strideParams),
+      tokenHeadView(inputParam("value", activation,
+                               abiShape(op.getValue(), {"num_kv_tokens"}), act),
+                    strideParams)};
+  llvm::append_range(params, strideParams);
+  params.insert(
+      params.end(),
+      {inputParam("cu_seqlens_q", ElementType::I32,
+                  abiShape(op.getCuSeqlensQ(), {"num_seqs_plus_one"}), "int"),
+       inputParam("cu_seqlens_k", ElementType::I32,
+                  abiShape(op.getCuSeqlensK(), {"num_seqs_plus_one"}), "int"),
+       outputParam("output", activation,
+                   abiShape(op.getOutput(), {"num_tokens"}), act),
+       outputParam("workspace", ElementType::F32,
+                   {ShapeDim::constant(attnc::plan::attentionWorkspaceFloats(
+                       limits, blockM, vPadded))},
+                   "float"),
+       scalarArg("num_tokens", ParamKind::I32),
+       scalarArg("num_seqs", ParamKind::I32),
+       scalarArg("num_kv_splits", ParamKind::I32)});
+  printEntryPoint(os, layer.name, "attnc::varlen_attention<Config>", params);
+
+  KernelAbi abi;
+  abi.name = layer.name;
+  abi.params = abiParams(params);
+  abi.block = {static_cast<uint32_t>(schedule.getNumWarps() * 32), 1, 1};
+  abi.grid = {GridDimRule::ceilDivPlus("num_tokens", pack, blockM, "num_seqs"),
+              GridDimRule::fixed(layer.numKvHeads * (layer.groupSize / pack)),
+              GridDimRule::ceilDiv("num_kv_splits", 1, 1)};
+  abi.hints = {{"target_ctas", limits.targetCtas},
+               {"max_kv_splits", limits.maxKvSplits}};
+  abi.dynamic_shared_memory_bytes = static_cast<uint32_t>(map.totalBytes);
+  return EmittedKernel{layer.name, "varlen_attention", layerOf(function),
+                       std::move(source), std::move(abi)};
 }
 } // namespace attnc::emit

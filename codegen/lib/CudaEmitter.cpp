@@ -61,6 +61,16 @@ FailureOr<std::vector<EmittedKernel>> emitCudaKernels(ModuleOp module) {
       if (ops.empty())
         return function.emitOpError() << "has no attn.latent_attention";
       kernel = emitLatentAttention(function, *ops.begin());
+    } else if (kind.getValue() == "varlen_attention") {
+      auto ops = function.getOps<VarlenAttentionOp>();
+      if (ops.empty())
+        return function.emitOpError() << "has no attn.varlen_attention";
+      kernel = emit::emitVarlenAttention(function, *ops.begin());
+    } else if (kind.getValue() == "latent_gather") {
+      auto ops = function.getOps<LatentGatherOp>();
+      if (ops.empty())
+        return function.emitOpError() << "has no attn.latent_gather";
+      kernel = emit::emitLatentGather(function, *ops.begin());
     } else {
       return function.emitOpError()
              << "has unknown attn.kernel kind '" << kind.getValue() << "'";

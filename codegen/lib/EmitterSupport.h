@@ -125,6 +125,10 @@ mlir::FailureOr<EmittedKernel> emitAttention(mlir::func::FuncOp function,
 /// MLA's absorbed decode (attn.latent_attention).
 mlir::FailureOr<EmittedKernel> emitLatentAttention(mlir::func::FuncOp function,
                                                    attn::LatentAttentionOp op);
+mlir::FailureOr<EmittedKernel>
+emitVarlenAttention(mlir::func::FuncOp function, attn::VarlenAttentionOp op);
+mlir::FailureOr<EmittedKernel> emitLatentGather(mlir::func::FuncOp function,
+                                                attn::LatentGatherOp op);
 
 } // namespace attnc::emit
 

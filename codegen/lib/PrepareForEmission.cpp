@@ -333,14 +333,14 @@ LogicalResult prepare(FusedPreprocessOp op) {
 /// 4 warps, block_n 64 at 2 stages: attnc_attention.cuh), 16-bit
 /// activations with a cache of their type or fp8, and wgmma only on a cache
 /// of the activation type with the v_dim_padded its wrappers have.
-LogicalResult checkAttentionSchedule(PagedAttentionOp op, Type activation,
-                                     Type cacheElement) {
-  AttentionScheduleAttr schedule = op.getScheduleAttr();
+LogicalResult checkAttentionSchedule(Operation *op,
+                                     AttentionScheduleAttr schedule,
+                                     Type activation, Type cacheElement) {
   if (schedule.getForm() == AttentionForm::cuda_core)
     return success();
   if (schedule.getBlockM() != 128 || schedule.getBlockN() != 64 ||
       schedule.getNumWarps() != 4 || schedule.getPipelineStages() != 2)
-    return op.emitOpError()
+    return op->emitOpError()
            << "cannot be emitted: the tensor-core form needs block_m 128, "
               "block_n 64, num_warps 4 and pipeline_stages 2, got "
            << schedule.getBlockM() << ", " << schedule.getBlockN() << ", "
@@ -350,7 +350,7 @@ LogicalResult checkAttentionSchedule(PagedAttentionOp op, Type activation,
   bool fp8 = cacheName(cacheElement) == "fp8_e4m3";
   if (!takesTensorCoreForm(schedule.getVDimPadded(), sixteenBit,
                            fp8 || cacheElement == activation))
-    return op.emitOpError()
+    return op->emitOpError()
            << "cannot be emitted: the tensor-core form needs 16-bit "
               "activations, a cache of their type or fp8 and v_dim_padded <= "
               "256, got "
@@ -360,12 +360,12 @@ LogicalResult checkAttentionSchedule(PagedAttentionOp op, Type activation,
   if (schedule.getMma() != "wgmma")
     return success();
   if (fp8 || cacheElement != activation)
-    return op.emitOpError()
+    return op->emitOpError()
            << "schedule mma \"wgmma\" needs a cache of the activation type "
               "(fp8 and other caches take mma.sync), got "
            << cacheName(cacheElement) << " for " << activationName(activation);
   if (schedule.getVDimPadded() != 64 && schedule.getVDimPadded() != 128)
-    return op.emitOpError()
+    return op->emitOpError()
            << "schedule mma \"wgmma\" needs v_dim_padded 64 or 128 (the "
               "O += P V wrappers of attnc_wgmma.cuh), got "
            << schedule.getVDimPadded();
@@ -396,7 +396,8 @@ LogicalResult prepare(PagedAttentionOp op, OutputGateOp gate) {
       return op.emitOpError() << "cannot be emitted: " << name
                               << " must hold i32, got "
                               << cast<RankedTensorType>(value.getType()).getElementType();
-  if (failed(checkAttentionSchedule(op, activation, cacheElement)))
+  if (failed(checkAttentionSchedule(op, op.getScheduleAttr(), activation,
+                                    cacheElement)))
     return failure();
   double softmaxScale = op.getSoftmaxScale().convertToDouble();
   for (auto [name, value] :
@@ -556,6 +557,73 @@ LogicalResult prepare(LatentAttentionOp op) {
   return success();
 }
 
+/// attn.varlen_attention: the paged attention's emission attribute for the
+/// contiguous K/V form (K/V rows of the activation type, "blocks" of one
+/// token, no gate); the tensor-core form only.
+LogicalResult prepare(VarlenAttentionOp op) {
+  AttentionScheduleAttr schedule = op.getScheduleAttr();
+  if (!schedule)
+    return op.emitOpError() << "cannot be emitted without a schedule (run "
+                               "attn-specialize first)";
+  if (failed(checkStatic(op, {{"query", op.getQuery()},
+                              {"key", op.getKey()},
+                              {"value", op.getValue()}})))
+    return failure();
+  auto queryType = cast<RankedTensorType>(op.getQuery().getType());
+  Type activation = queryType.getElementType();
+  if (failed(checkActivation(op, activation)))
+    return failure();
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"cu_seqlens_q", op.getCuSeqlensQ()},
+        {"cu_seqlens_k", op.getCuSeqlensK()}})
+    if (!cast<RankedTensorType>(value.getType()).getElementType().isInteger(32))
+      return op.emitOpError()
+             << "cannot be emitted: " << name << " must hold i32, got "
+             << cast<RankedTensorType>(value.getType()).getElementType();
+  if (schedule.getForm() == AttentionForm::cuda_core)
+    return op.emitOpError() << "cannot be emitted: varlen_attention has the "
+                               "tensor-core form only, the schedule says "
+                               "form = cuda_core";
+  if (failed(checkAttentionSchedule(op, schedule, activation, activation)))
+    return failure();
+  double softmaxScale = op.getSoftmaxScale().convertToDouble();
+  for (auto [name, value] :
+       {std::pair<StringRef, double>{"softmax_scale", softmaxScale},
+        {"softmax_scale * log2(e)", softmaxScale * M_LOG2E}})
+    if (failed(checkFloatConstant(op, name, value)))
+      return failure();
+  int64_t numQHeads = queryType.getDimSize(1);
+  int64_t numKvHeads =
+      cast<RankedTensorType>(op.getKey().getType()).getDimSize(1);
+  op->setAttr(attnc::kEmissionAttr,
+              AttentionEmissionAttr::get(
+                  op.getContext(), activationName(activation),
+                  activationName(activation), /*blockSize=*/1,
+                  numQHeads / numKvHeads, softmaxScale * M_LOG2E,
+                  /*gate=*/false));
+  return success();
+}
+
+/// attn.latent_gather: the types and the latent cache's block size must be
+/// ones the copy kernel takes (the printer reads them from the op).
+LogicalResult prepare(LatentGatherOp op) {
+  if (failed(checkStatic(op, {{"latent_cache", op.getLatentCache()},
+                              {"output", op.getOutput()}})))
+    return failure();
+  Type activation =
+      cast<RankedTensorType>(op.getOutput().getType()).getElementType();
+  if (failed(checkActivation(op, activation)))
+    return failure();
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"block_tables", op.getBlockTables()},
+        {"cu_seqlens", op.getCuSeqlens()}})
+    if (!cast<RankedTensorType>(value.getType()).getElementType().isInteger(32))
+      return op.emitOpError()
+             << "cannot be emitted: " << name << " must hold i32, got "
+             << cast<RankedTensorType>(value.getType()).getElementType();
+  return success();
+}
+
 struct PrepareEmission
     : attnc::impl::AttnPrepareEmissionBase<PrepareEmission> {
   void runOnOperation() override {
@@ -590,6 +658,20 @@ struct PrepareEmission
         else
           result = prepare(*ops.begin(),
                            gates.empty() ? OutputGateOp() : *gates.begin());
+      } else if (kind.getValue() == "varlen_attention") {
+        auto ops = function.getOps<VarlenAttentionOp>();
+        if (ops.empty())
+          result = function.emitOpError() << "is a varlen_attention kernel "
+                                             "without an attn.varlen_attention";
+        else
+          result = prepare(*ops.begin());
+      } else if (kind.getValue() == "latent_gather") {
+        auto ops = function.getOps<LatentGatherOp>();
+        if (ops.empty())
+          result = function.emitOpError()
+                   << "is a latent_gather kernel without an attn.latent_gather";
+        else
+          result = prepare(*ops.begin());
       } else if (kind.getValue() == "latent_attention") {
         auto ops = function.getOps<LatentAttentionOp>();
         if (ops.empty())

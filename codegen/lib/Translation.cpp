@@ -25,7 +25,8 @@ LogicalResult translateAttnToCuda(ModuleOp module, raw_ostream &os) {
   bool prepared = true;
   module.walk([&](Operation *kernelOp) {
     if (isa<attn::FusedPreprocessOp, attn::PagedAttentionOp,
-            attn::MlaPreprocessOp, attn::LatentAttentionOp>(kernelOp) &&
+            attn::MlaPreprocessOp, attn::LatentAttentionOp,
+            attn::VarlenAttentionOp>(kernelOp) &&
         !kernelOp->hasAttr(kEmissionAttr))
       prepared = false;
   });

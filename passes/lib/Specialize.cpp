@@ -132,6 +132,11 @@
 // per SM) and max_kv_splits = min(32, SMs) (the last split reads every
 // split's 64 x 512 fp32 partial: the merge grows with the count).
 //
+// Varlen attention (attn.varlen_attention: ragged contiguous K/V, the same
+// template with contiguous key rows) gets the attention schedule of its
+// heads, head dims and types by the rules above; a shape that would take the
+// CUDA-core form is refused (that form reads pages only).
+//
 // Requests the target cannot serve are errors at the op (an option error at
 // the first kernel op, or at the module when there is none): unknown arch,
 // num-sms out of range, head dims above 512, attention head dims or head
@@ -385,6 +390,18 @@ struct Tile {
   int64_t blockM, blockN, stages;
 };
 
+/// What the attention schedule depends on: heads, head dims and the element
+/// types of the queries and of the K/V rows.
+struct AttentionShape {
+  int64_t numQHeads, numKvHeads, qkHeadDim, vHeadDim;
+  Type activation, cacheElement;
+};
+
+FailureOr<AttentionScheduleAttr> chooseAttentionTile(Operation *op,
+                                                     const AttentionShape &shape,
+                                                     const Target &target,
+                                                     bool baseline);
+
 FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
                                                  const Target &target,
                                                  bool baseline) {
@@ -410,15 +427,74 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
       return op.emitOpError() << "cannot be specialized: " << s.name
                               << " is dynamic (" << s.where
                               << "); the schedule depends on it";
-  int64_t numQHeads = *sizes[0].size, numKvHeads = *sizes[1].size;
-  int64_t qkHeadDim = *sizes[2].size, vHeadDim = *sizes[3].size;
+  return chooseAttentionTile(
+      op,
+      AttentionShape{*sizes[0].size, *sizes[1].size, *sizes[2].size,
+                     *sizes[3].size, query.getElementType(),
+                     kCache.getElementType()},
+      target, baseline);
+}
+
+/// attn.varlen_attention: the paged attention's schedule for its heads, head
+/// dims and types (K/V rows of the activation type); the template takes
+/// contiguous K/V in its tensor-core form only, so a shape that would take
+/// the CUDA-core form is refused.
+FailureOr<AttentionScheduleAttr> chooseVarlenAttention(VarlenAttentionOp op,
+                                                       const Target &target,
+                                                       bool baseline) {
+  auto query = cast<RankedTensorType>(op.getQuery().getType());
+  auto key = cast<RankedTensorType>(op.getKey().getType());
+  auto value = cast<RankedTensorType>(op.getValue().getType());
+  auto output = cast<RankedTensorType>(op.getOutput().getType());
+  struct {
+    StringRef name, where;
+    std::optional<int64_t> size;
+  } sizes[] = {
+      {"num_q_heads", "query or output dim 1",
+       staticSize({query.getDimSize(1), output.getDimSize(1)})},
+      {"num_kv_heads", "key or value dim 1",
+       staticSize({key.getDimSize(1), value.getDimSize(1)})},
+      {"qk_head_dim", "query or key dim 2",
+       staticSize({query.getDimSize(2), key.getDimSize(2)})},
+      {"v_head_dim", "value or output dim 2",
+       staticSize({value.getDimSize(2), output.getDimSize(2)})},
+  };
+  for (const auto &s : sizes)
+    if (!s.size)
+      return op.emitOpError() << "cannot be specialized: " << s.name
+                              << " is dynamic (" << s.where
+                              << "); the schedule depends on it";
+  FailureOr<AttentionScheduleAttr> schedule = chooseAttentionTile(
+      op,
+      AttentionShape{*sizes[0].size, *sizes[1].size, *sizes[2].size,
+                     *sizes[3].size, query.getElementType(),
+                     key.getElementType()},
+      target, baseline);
+  if (succeeded(schedule) &&
+      schedule->getForm() == AttentionForm::cuda_core)
+    return op.emitOpError()
+           << "cannot be specialized: varlen_attention has the tensor-core "
+              "form only (16-bit activations, v_dim_padded <= 256, a tile "
+              "that fits shared memory), got "
+           << query.getElementType() << " with v_head_dim " << *sizes[3].size;
+  return schedule;
+}
+
+/// The schedule of the paged attention template for one shape (also that of
+/// its contiguous K/V form, attn.varlen_attention).
+FailureOr<AttentionScheduleAttr> chooseAttentionTile(Operation *op,
+                                                     const AttentionShape &shape,
+                                                     const Target &target,
+                                                     bool baseline) {
+  int64_t numQHeads = shape.numQHeads, numKvHeads = shape.numKvHeads;
+  int64_t qkHeadDim = shape.qkHeadDim, vHeadDim = shape.vHeadDim;
   if (failed(checkHeadDims(op, qkHeadDim, vHeadDim)))
     return failure();
 
   const ArchInfo &arch = *target.arch;
   int64_t qkPadded = llvm::alignTo(qkHeadDim, kMmaStep);
   int64_t vPadded = llvm::alignTo(vHeadDim, kMmaStep);
-  bool fp8Cache = byteSize(kCache.getElementType()) == 1;
+  bool fp8Cache = byteSize(shape.cacheElement) == 1;
   int64_t targetCtas = kCtasPerSm * target.numSms;
   int64_t maxSplits = maxKvSplitsFor(targetCtas);
   auto sharedBytes = [&](const Tile &t, bool wgmma = false) {
@@ -436,7 +512,7 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
 
   // The tensor-core form where it applies and fits, else the CUDA-core form
   // (recorded as block_n 16 at 1 stage: it keeps no K/V tiles).
-  Type activation = query.getElementType(), cacheElement = kCache.getElementType();
+  Type activation = shape.activation, cacheElement = shape.cacheElement;
   bool sixteenBit = activation.isBF16() || activation.isF16();
   bool tensorCore = takesTensorCoreForm(
       vPadded, sixteenBit, cacheElement == activation || fp8Cache);
@@ -448,7 +524,7 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
   } else {
     int64_t need = referenceAttentionSharedBytes(numWarps, group, vHeadDim);
     if (need > arch.maxSharedBytes)
-      return op.emitOpError()
+      return op->emitOpError()
              << "cannot be specialized: "
              << (tensorCore ? "the tensor-core tile needs " +
                                   std::to_string(sharedBytes(tensorTile)) +
@@ -475,8 +551,8 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
     }
 
   auto schedule = AttentionScheduleAttr::getChecked(
-      [&] { return op.emitOpError() << "chose an invalid schedule: "; },
-      op.getContext(), chosen->blockM, chosen->blockN, numWarps,
+      [&] { return op->emitOpError() << "chose an invalid schedule: "; },
+      op->getContext(), chosen->blockM, chosen->blockN, numWarps,
       chosen->stages, qkPadded, vPadded, gqaPack, kSplitKvMinKeys, maxSplits,
       targetCtas, StringRef(wgmma ? "wgmma" : "mma.sync"),
       chosen == &tensorTile ? AttentionForm::tensor_core
@@ -532,7 +608,7 @@ struct Specialize : attnc::impl::AttnSpecializeBase<Specialize> {
     SmallVector<Operation *> kernels;
     module.walk([&](Operation *op) {
       if (isa<FusedPreprocessOp, PagedAttentionOp, MlaPreprocessOp,
-              LatentAttentionOp>(op))
+              LatentAttentionOp, VarlenAttentionOp>(op))
         kernels.push_back(op);
     });
     // Option errors are reported once, where they first matter.
@@ -573,7 +649,15 @@ struct Specialize : attnc::impl::AttnSpecializeBase<Specialize> {
                 if (succeeded(s))
                   latent.setScheduleAttr(*s);
                 return LogicalResult(s);
-              });
+              })
+              .Case([&](VarlenAttentionOp varlen) {
+                FailureOr<AttentionScheduleAttr> s =
+                    chooseVarlenAttention(varlen, *target, baseline);
+                if (succeeded(s))
+                  varlen.setScheduleAttr(*s);
+                return LogicalResult(s);
+              })
+              .Default([](Operation *) { return success(); });
       failedAny |= failed(result);
     }
     if (failedAny)

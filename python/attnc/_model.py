@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from .errors import ArgumentError, AttncWarning, ConfigError, NotFoundError
 from ._library import (BUILD_OUTCOMES, BuildReport, ContextOptions, Library,
                        ModelOptions, WARNING_CALLBACK, library)
-from . import _launch
+from . import _launch, _tensors
 from ._launch import KV_SPLITS, WORKSPACE, KernelPlan, launch
 from ._tensors import torch_module
 
@@ -144,7 +144,8 @@ class Kernel:
 
     Attributes:
         name: the entry point, ``"<layer>__<kind>"``.
-        kind: ``"preprocess"``, ``"attention"``, ``"mla_preprocess"``, ...
+        kind: ``"preprocess"``, ``"attention"``, ``"mla_preprocess"``,
+            ``"latent_attention"``, ``"varlen_attention"``, ``"latent_gather"``.
         layer: the layer kind it belongs to (``"full_attention"``, ...).
         abi: the kernel's ABI (parameter names, dtypes and shapes, block,
             grid rule, dynamic shared memory) as a dict.
@@ -251,6 +252,14 @@ _LATENT_ATTENTION_FEATURES = {
     "workspace": "split-KV workspace",
 }
 
+_VARLEN_ATTENTION_FEATURES = {
+    "workspace": "split-KV workspace",
+}
+
+_LATENT_GATHER_FEATURES = {
+    "cache_scale": "fp8 latent cache",
+}
+
 
 #: Split-KV workspaces a model keeps for its checked attention launches, one
 #: per (device, stream, shape); the least recently used goes first.
@@ -318,6 +327,14 @@ class Model:
                                   outputs=("output",),
                                   writable=("output", WORKSPACE),
                                   at_least=(WORKSPACE,))
+            elif kernel.kind == "varlen_attention":
+                plan = KernelPlan(kernel.abi, features=_VARLEN_ATTENTION_FEATURES,
+                                  outputs=("output",),
+                                  writable=("output", WORKSPACE),
+                                  at_least=(WORKSPACE,))
+            elif kernel.kind == "latent_gather":
+                plan = KernelPlan(kernel.abi, features=_LATENT_GATHER_FEATURES,
+                                  outputs=("output",), writable=("output",))
             else:
                 continue
             self._plans[(kernel.layer, kernel.kind)] = (kernel, plan)
@@ -744,6 +761,127 @@ class Model:
             raise
         return result["output"]
 
+    def varlen_attention(self, layer: Union[str, int], query, key, value, *,
+                         cu_seqlens_q, cu_seqlens_k, out=None, workspace=None,
+                         num_kv_splits=None, stream=None):
+        """Runs the varlen attention kernel of `layer` over ragged contiguous
+        K/V (no pages): MLA's decompressed prefill, or any prefill whose keys
+        and values the engine holds as rows.
+
+        Sequence ``s`` owns query rows ``[cu_seqlens_q[s], cu_seqlens_q[s+1])``
+        and key/value rows ``[cu_seqlens_k[s], cu_seqlens_k[s+1])``; query
+        head ``h`` reads KV head ``h // (num_q_heads // num_kv_heads)``. With
+        a causal layer the last query row of a sequence is aligned with its
+        last key (a chunk of new tokens after cached ones): query row ``i`` of
+        ``n`` sees keys ``[0, m - n + i]`` of the sequence's ``m``; a row that
+        sees no key (``m < n``) is 0.
+
+        Split-KV as for :meth:`attention` (the same kernel template, grid
+        and rule, with ``num_tokens`` the query rows): ``num_kv_splits=None``
+        applies the rule, ``workspace=None`` uses the package's.
+
+        Args:
+            layer: layer kind name or layer index.
+            query: ``[num_tokens, num_q_heads, qk_head_dim]``.
+            key: ``[num_kv_tokens, num_kv_heads, qk_head_dim]``.
+            value: ``[num_kv_tokens, num_kv_heads, v_head_dim]``. All three
+                of the activation dtype, and views with any token and head
+                strides (so MLA's ``k = [k_nope | k_pe]`` and the ``v`` half
+                of ``kv_b_proj``'s output are taken as they are): the head
+                dim contiguous (stride 1), every stride positive and a
+                multiple of 16 bytes, the data 16-byte aligned.
+            cu_seqlens_q, cu_seqlens_k: ``[num_seqs + 1]`` int32, cumulative
+                query and key rows per sequence (non-decreasing, from 0).
+            out: ``[num_tokens, num_q_heads, v_head_dim]``, C-contiguous;
+                allocated with torch if not given.
+            workspace, num_kv_splits: split-KV, as for :meth:`attention`
+                (``None``: the package's workspace and the split rule).
+            stream: as for :meth:`preprocess`.
+
+        Returns:
+            ``out``.
+
+        Raises:
+            ArgumentError: an argument broke a rule (the message names it:
+                shape, dtype, device, strides, alignment, a split count or
+                workspace outside the rule).
+        """
+        kernel, plan = self._plan(layer, "varlen_attention")
+        given = {"query": query, "key": key, "value": value,
+                 "cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k,
+                 "output": out, WORKSPACE: workspace}
+        derive = None
+        if plan.takes_kv_splits:
+            plan.split_kv  # an ABI without the hints fails here, by name
+            derive = lambda bindings: _launch.bind_kv_splits(  # noqa: E731
+                plan, bindings, num_kv_splits)
+        elif num_kv_splits is not None:
+            raise ArgumentError(KV_SPLITS, _launch.no_kv_splits_rule(plan))
+        provide = {WORKSPACE: self._provide_workspace} if plan.has(WORKSPACE) else None
+        try:
+            result = launch(self._lib, kernel._handle, plan, given, stream,
+                            derive=derive, provide=provide)
+        except ArgumentError as error:
+            if error.argument == "output":  # the Python name is `out`
+                raise ArgumentError("out", error.rule) from None
+            raise
+        return result["output"]
+
+    def latent_gather(self, layer: Union[str, int], *, latent_cache,
+                      block_tables, cu_seqlens, cache_scale=None, out=None,
+                      stream=None):
+        """Copies cached MLA latent rows ``[c_kv | k_pe]`` of each sequence
+        into contiguous rows (chunked prefill: the engine up-projects the
+        cached prefix with ``kv_b_proj``).
+
+        Sequence ``s``'s first ``cu_seqlens[s+1] - cu_seqlens[s]`` cached
+        rows, found through row ``s`` of ``block_tables``, become output rows
+        ``[cu_seqlens[s], cu_seqlens[s+1])``, in the activation dtype (an fp8
+        cache is multiplied by ``cache_scale``; a 16-bit cache is copied
+        exactly). Output rows at or past ``cu_seqlens[num_seqs]`` are not
+        written.
+
+        Args:
+            layer: layer kind name or layer index.
+            latent_cache: ``[num_blocks, block_size, kv_lora_rank +
+                rope_head_dim]``, the activation dtype or float8_e4m3fn; a
+                view with any block and token strides (row contiguous,
+                strides multiples of 16 bytes, data 16-byte aligned).
+            block_tables: ``[num_seqs, max_blocks_per_seq]`` int32.
+            cu_seqlens: ``[num_seqs + 1]`` int32, cumulative rows per
+                sequence (non-decreasing, from 0); each sequence's count at
+                most ``max_blocks_per_seq * block_size`` (rows past that
+                are not written).
+            cache_scale: float32 scalar tensor (shape ``[]``); required iff
+                the cache is fp8.
+            out: ``[num_tokens, kv_lora_rank + rope_head_dim]``, C-contiguous
+                (num_tokens at least ``cu_seqlens[-1]``); if not given,
+                allocated with torch with ``cu_seqlens[-1]`` rows, which
+                reads that value from the device (a synchronising copy: pass
+                ``out`` under CUDA graph capture).
+            stream: as for :meth:`preprocess`.
+
+        Returns:
+            ``out``.
+
+        Raises:
+            ArgumentError: as for :meth:`varlen_attention`; also a
+                ``cache_scale`` given for a 16-bit cache or missing for fp8.
+        """
+        kernel, plan = self._plan(layer, "latent_gather")
+        if out is None:
+            out = _gather_output(plan, cu_seqlens)
+        given = {"latent_cache": latent_cache, "block_tables": block_tables,
+                 "cu_seqlens": cu_seqlens, "cache_scale": cache_scale,
+                 "output": out}
+        try:
+            result = launch(self._lib, kernel._handle, plan, given, stream)
+        except ArgumentError as error:
+            if error.argument == "output":  # the Python name is `out`
+                raise ArgumentError("out", error.rule) from None
+            raise
+        return result["output"]
+
     # ---- launch plans (the engine path) ----
 
     def preprocess_plan(self, layer: Union[str, int], *, k_cache, v_cache,
@@ -843,6 +981,26 @@ class Model:
                 tensor = _launch.zeroed_workspace(param, shape, device, handle)
             self._workspaces[key] = tensor
             return tensor
+
+
+def _gather_output(plan: KernelPlan, cu_seqlens):
+    """A torch tensor for latent_gather's output: cu_seqlens[-1] rows (read
+    from the device) of the ABI's row width and dtype."""
+    torch = torch_module()
+    if torch is None or not isinstance(cu_seqlens, torch.Tensor):
+        raise ArgumentError("out", "not given, and its row count (cu_seqlens[-1]) "
+                            "can be read only from a torch tensor: pass out")
+    if cu_seqlens.dim() != 1 or cu_seqlens.numel() < 1:
+        raise ArgumentError("cu_seqlens", f"must be 1-D [num_seqs + 1], got shape "
+                            f"{list(cu_seqlens.shape)}")
+    rows = int(cu_seqlens[-1])
+    if rows < 0:
+        raise ArgumentError("cu_seqlens", f"the last entry (the row count) must "
+                            f"not be negative, got {rows}")
+    param = next(p for p in plan.pointer_params if p["name"] == "output")
+    return torch.empty((rows, int(param["shape"][1])),
+                       dtype=_tensors.torch_dtype(param["dtype"]),
+                       device=cu_seqlens.device)
 
 
 # ---- compile and load ------------------------------------------------------

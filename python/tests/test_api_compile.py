@@ -48,6 +48,24 @@ def test_bundled_configs_exist():
 MLA_CONFIGS = {"deepseek-v3", "kimi-k2-instruct"}
 
 
+@pytest.mark.parametrize("stem", sorted(MLA_CONFIGS))
+def test_compile_bundled_mla_config(stem, compiled):
+    """A latent kind compiles to its four kernels, named by kind, each an
+    sm_90a cubin whose ABI names the latent cache."""
+    model = compiled(str(CONFIG_DIR / f"{stem}.json"))
+    assert len(model.kernels) == 4 * len(model.layers)
+    for layer in model.layers:
+        for kind, first in (("mla_preprocess", "kv_a"), ("latent_attention", "query"),
+                            ("varlen_attention", "query"), ("latent_gather", "latent_cache")):
+            kernel = model.kernel(layer, kind)
+            assert (kernel.name, kernel.kind) == (f"{layer}__{kind}", kind)
+            assert kernel.params[0] == first
+            assert kernel.cubin()[:4] == b"\x7fELF"
+        cache = {p["name"]: p for p in model.kernel(layer, "latent_attention").abi["params"]}
+        assert cache["latent_cache"]["shape"][1:] == [64, 576]
+        assert cache["output"]["shape"][2] == 512
+
+
 @pytest.mark.parametrize("path", [p for p in CONFIGS if p.stem not in MLA_CONFIGS],
                          ids=lambda p: p.stem)
 def test_compile_bundled_config(path, compiled):

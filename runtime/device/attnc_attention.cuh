@@ -27,6 +27,14 @@
 //   offsets of every area (see the uses below).
 // Absent features are `if constexpr`: they leave no instruction.
 //
+// Contiguous K/V (attn.varlen_attention, entry varlen_attention<Config>): a
+// Config with `kContiguousKv = true` (and kBlockSize 1) reads keys and values
+// from ragged [tokens_k, Hkv, D] views instead of pages: key j of sequence s
+// is row cu_seqlens_k[s] + j (its "slot"; a one-token block whose block
+// stride is the token stride), the sequence's length the difference of two
+// cu_seqlens_k entries, and the query rows come from a strided view. Configs
+// without the member (the paged kernels) are untouched by it.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_ATTENTION_CUH
 #define ATTNC_ATTENTION_CUH
@@ -35,6 +43,29 @@
 #include "attnc_wgmma.cuh"
 
 namespace attnc {
+
+/// Whether Config C reads contiguous K/V (its kContiguousKv member; false
+/// for Configs without one, the paged kernels).
+template <class C, class = void> struct ContiguousKv {
+  static constexpr bool value = false;
+};
+template <class C> struct ContiguousKv<C, decltype(void(C::kContiguousKv))> {
+  static constexpr bool value = C::kContiguousKv;
+};
+
+/// The key rows of one sequence in contiguous K/V: key j is row start + j.
+struct ContiguousKeys {
+  int start;
+};
+
+/// The kernel arguments only contiguous K/V has: the sequence's first key
+/// row and the query view's strides (elements). Empty otherwise, so that
+/// the paged kernels' arguments (and code) stay as they were.
+template <bool kContiguous> struct ContiguousArgs {};
+template <> struct ContiguousArgs<true> {
+  int kv_start;
+  int q_token_stride, q_head_stride;
+};
 
 template <class C> struct PagedAttention {
   using act_t = typename C::act_t;
@@ -59,8 +90,10 @@ template <class C> struct PagedAttention {
   static constexpr bool kWiden = C::kFp8;  // fp8 tiles land raw, then widen to act_t
   static constexpr bool kQVector = C::kQVector, kKVector = C::kKVector, kVVector = C::kVVector;
   static constexpr int kCacheChunk = 16 / int(sizeof(cache_t));  // elements per chunk
+  static constexpr bool kContiguous = ContiguousKv<C>::value;
+  static_assert(!kContiguous || kBlockSize == 1, "contiguous K/V: one-token blocks");
 
-  struct Args {
+  struct Args : ContiguousArgs<kContiguous> {
     const act_t *__restrict__ query;
     const cache_t *__restrict__ k_cache;
     const cache_t *__restrict__ v_cache;
@@ -74,6 +107,23 @@ template <class C> struct PagedAttention {
     float score_scale;  // log2 units per raw q.k (times k_scale for fp8)
     float out_scale;    // value_scale (times v_scale for fp8)
   };
+
+  /// Contiguous K/V: the element offset of the query row of flattened tile
+  /// row f (token q_start + f / kPack, head head0 + f % kPack) in the query
+  /// view. (The paged form writes its expression out at each use: this
+  /// helper in its path, even inlined, moved its register allocation.)
+  static __device__ __forceinline__ long long query_view_offset(const Args &a, int q_start, int f, int head0) {
+    return (long long)(q_start + f / kPack) * a.q_token_stride + (long long)(head0 + f % kPack) * a.q_head_stride;
+  }
+
+  /// Where sequence `seq`'s keys are: its block-table row, or with
+  /// contiguous K/V its first key row.
+  static __device__ __forceinline__ auto key_rows(const Args &a, int seq) {
+    if constexpr (kContiguous)
+      return ContiguousKeys{a.kv_start};
+    else
+      return a.block_tables + (long long)seq * a.max_blocks_per_seq;
+  }
 
   /// Which keys row `pos` (a query position) attends: [begin, end).
   /// Non-decreasing in pos, which the tile ranges rely on.
@@ -211,6 +261,10 @@ template <class C> struct PagedAttention {
   /// The slot of key `key` of a sequence, or -1 past its end.
   static __device__ __forceinline__ int key_slot(const int *table, int key, int kv_len) {
     return key < kv_len ? table[key / kBlockSize] * kBlockSize + key % kBlockSize : -1;
+  }
+  /// Contiguous K/V: the key's row, or -1 past the sequence end.
+  static __device__ __forceinline__ int key_slot(ContiguousKeys rows, int key, int kv_len) {
+    return key < kv_len ? rows.start + key : -1;
   }
 
   /// The finished value of output element (row, d) from its unnormalised
@@ -505,14 +559,21 @@ template <class C> struct PagedAttention {
       for (int c = tid; c < rows * kChunks; c += kThreads) {
         const int r = c / kChunks, col = c % kChunks * 8;
         const int f = row0 + r;
-        const act_t *src = a.query + ((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kQkHeadDim + col;
+        const act_t *src;
+        if constexpr (kContiguous)
+          src = a.query + query_view_offset(a, q_start, f, head0) + col;
+        else
+          src = a.query + ((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kQkHeadDim + col;
         attnc::cp_async_16(q_s + r * kQStride + col, src, true);
       }
     } else {
       for (int c = tid; c < rows * kQkHeadDim; c += kThreads) {
         const int r = c / kQkHeadDim, col = c % kQkHeadDim;
         const int f = row0 + r;
-        q_s[r * kQStride + col] = a.query[((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kQkHeadDim + col];
+        if constexpr (kContiguous)
+          q_s[r * kQStride + col] = a.query[query_view_offset(a, q_start, f, head0) + col];
+        else
+          q_s[r * kQStride + col] = a.query[((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kQkHeadDim + col];
       }
     }
 
@@ -545,7 +606,7 @@ template <class C> struct PagedAttention {
     for (int mt = 0; mt < MT; ++mt)
       m[mt][0] = m[mt][1] = -attnc::infinity(), l[mt][0] = l[mt][1] = 0.0f;
     const int key0 = wn * kNPerWarp;  // this warp's keys within a tile
-    const int *table = a.block_tables + (long long)seq * a.max_blocks_per_seq;
+    const auto table = key_rows(a, seq);
     float s[MT][kNTiles][4];
 
     if constexpr (kStaggered) {
@@ -954,8 +1015,11 @@ template <class C> struct PagedAttention {
       for (int p = 0; p < kBlockM / 16; ++p) {
         const int r = r0 + 16 * p, f = row0 + r;
         const bool valid = r < rows;
-        const act_t *src =
-            a.query + (valid ? ((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kQkHeadDim : 0);
+        const act_t *src;
+        if constexpr (kContiguous)
+          src = a.query + (valid ? query_view_offset(a, q_start, f, head0) : 0);
+        else
+          src = a.query + (valid ? ((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kQkHeadDim : 0);
 #pragma unroll
         for (int b = 0; b < kQkPad / 64; ++b) {
           const int col = b * 64 + c * 8;
@@ -995,7 +1059,7 @@ template <class C> struct PagedAttention {
       m[h][0][0] = m[h][0][1] = -attnc::infinity(), l[h][0][0] = l[h][0][1] = 0.0f;
     float s[2][1][kBlockN / 8][4];
     unsigned p[2][kBlockN / 16][4];
-    const int *table = a.block_tables + (long long)seq * a.max_blocks_per_seq;
+    const auto table = key_rows(a, seq);
     const unsigned long long q_desc = attnc::sw128_desc(attnc::shared_address(q_s), 16, 1024);
     const unsigned long long k_desc = attnc::sw128_desc(attnc::shared_address(k_s), 16, 1024);
     const unsigned long long v_desc = attnc::sw128_desc(attnc::shared_address(v_s), kBlockN * 128, 1024);
@@ -1062,13 +1126,20 @@ template <class C> struct PagedAttention {
   }
 
   /// The kernel: finds the tile's sequence and rows, then runs the tile.
+  /// With contiguous K/V, k_cache/v_cache are the [tokens_k, Hkv, D] views
+  /// (block stride = token stride), seq_lens is cu_seqlens_k, block_tables
+  /// is unused and q_token_stride / q_head_stride give the query view. (The
+  /// key counts below are written out at each use: a helper for them, even
+  /// inlined, changed the paged kernels' register allocation, as did
+  /// members of Args the paged form does not use: scripts/kernel-snapshot.py.)
   static __device__ __forceinline__ void run(const act_t *query, const cache_t *k_cache, const cache_t *v_cache,
                                              attnc::CacheStrides k_strides, attnc::CacheStrides v_strides,
                                              const int *block_tables, const int *seq_lens,
                                              const int *query_start_loc, const float *sinks,
                                              const float *k_scale, const float *v_scale, const act_t *gate,
                                              act_t *output, float *workspace, int num_tokens, int num_seqs,
-                                             int max_blocks_per_seq, int num_kv_splits) {
+                                             int max_blocks_per_seq, int num_kv_splits,
+                                             int q_token_stride = 0, int q_head_stride = 0) {
     extern __shared__ __align__(C::kWgmma ? 1024 : 16) unsigned char smem[];
     if (num_seqs <= 0) return;  // malformed batch: nothing owns a row
     // The sequence of this tile: sequence s owns the tile range starting at
@@ -1090,7 +1161,12 @@ template <class C> struct PagedAttention {
       for (int j = 0; j < kSeqLookupThreads; ++j) {
         const int s = (int)threadIdx.x + j * kThreads;
         if (s < num_seqs) {
-          const int start = query_start_loc[s], end = query_start_loc[s + 1], len = seq_lens[s];
+          const int start = query_start_loc[s], end = query_start_loc[s + 1];
+          int len;
+          if constexpr (kContiguous)
+            len = seq_lens[s + 1] - seq_lens[s];
+          else
+            len = seq_lens[s];
           const int first_tile = (int)((long long)start * kPack / kBlockM) + s;
           const int next_tile = (int)((long long)end * kPack / kBlockM) + s + 1;
           if (first_tile <= tile_index && (s == num_seqs - 1 || tile_index < next_tile))
@@ -1107,7 +1183,10 @@ template <class C> struct PagedAttention {
         else hi = mid - 1;
       }
       seq = lo, q_start = query_start_loc[seq], q_end = query_start_loc[seq + 1];
-      kv_len = seq_lens[seq];
+      if constexpr (kContiguous)
+        kv_len = seq_lens[seq + 1] - seq_lens[seq];
+      else
+        kv_len = seq_lens[seq];
     }
     const int q_len = q_end - q_start;
     const int row0 = (tile_index - (int)((long long)q_start * kPack / kBlockM) - seq) * kBlockM;
@@ -1127,6 +1206,11 @@ template <class C> struct PagedAttention {
     a.output = output;
     a.workspace = workspace;
     a.max_blocks_per_seq = max_blocks_per_seq;
+    if constexpr (kContiguous) {
+      a.kv_start = seq_lens[seq];  // cu_seqlens_k (the lookup read it: a cache hit)
+      a.q_token_stride = q_token_stride;
+      a.q_head_stride = q_head_stride;
+    }
     constexpr float kScoreScale = C::kHasSoftcap ? C::kSoftmaxScale / C::kSoftcap : C::kScaleLog2;
     constexpr float kOutScale = C::kHasValueScale ? C::kValueScale : 1.0f;
     if constexpr (C::kFp8) {
@@ -1161,6 +1245,30 @@ __device__ __forceinline__ void paged_attention(
                          attnc::make_cache_strides(v_cache_block_stride, v_cache_token_stride, v_cache_head_stride), block_tables, seq_lens, query_start_loc, sinks,
                          k_scale, v_scale, gate, output, workspace, num_tokens, num_seqs,
                          max_blocks_per_seq, num_kv_splits);
+}
+
+/// The tensor-core attention over ragged contiguous K/V
+/// (attn.varlen_attention) for a Config with kContiguousKv: sequence s owns
+/// query rows [cu_seqlens_q[s], cu_seqlens_q[s+1]) and key/value rows
+/// [cu_seqlens_k[s], cu_seqlens_k[s+1]); query, key and value are views with
+/// any token and head strides (elements, the head dim contiguous); the
+/// output is [num_tokens, Hq, Dv] contiguous.
+template <class C>
+__device__ __forceinline__ void varlen_attention(
+    const typename C::act_t *query, const typename C::act_t *key, const typename C::act_t *value,
+    long long query_token_stride, long long query_head_stride, long long key_token_stride,
+    long long key_head_stride, long long value_token_stride, long long value_head_stride,
+    const int *cu_seqlens_q, const int *cu_seqlens_k, typename C::act_t *output, float *workspace,
+    int num_tokens, int num_seqs, int num_kv_splits) {
+  static_assert(ContiguousKv<C>::value && !C::kFp8 && !C::kSinks && !C::kGate,
+                "varlen_attention: contiguous K/V of the activation type, no sinks or gate");
+  // A key row is a block of one token: its block stride is the token stride.
+  PagedAttention<C>::run(query, key, value,
+                         attnc::make_cache_strides(key_token_stride, key_token_stride, key_head_stride),
+                         attnc::make_cache_strides(value_token_stride, value_token_stride, value_head_stride),
+                         nullptr, cu_seqlens_k, cu_seqlens_q, nullptr, nullptr, nullptr, nullptr, output,
+                         workspace, num_tokens, num_seqs, 0, num_kv_splits, int(query_token_stride),
+                         int(query_head_stride));
 }
 
 } // namespace attnc
