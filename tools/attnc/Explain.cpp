@@ -160,15 +160,6 @@ Result<json> explainModel(const ModelConfig &config,
                           const ExplainOptions &options) {
   if (Status s = plan::checkWorkload(options.workload); !s.ok())
     return s;
-  // The work model has no bytes, FLOPs or floor for the MLA kernels yet.
-  for (const LayerKind &kind : config.kinds)
-    if (kind.mla)
-      return Status("layer_kinds",
-                    "layer kind " + kind.name +
-                        ": explain does not model MLA (the latent cache's "
-                        "preprocess, absorbed decode, decompressed prefill "
-                        "and gather) yet; attnc layout prints its cache");
-
   // The plan: the pipeline and the emitter's preparation, then the ABIs.
   mlir::MLIRContext context;
   auto module = buildModelModule(context, config, options.layer);
@@ -272,7 +263,118 @@ Result<json> explainModel(const ModelConfig &config,
       shape.attention_chunk = kind.attention_chunk;
       std::optional<plan::KernelWork> work;
 
-      if (kernel.kind == "preprocess") {
+      // The split-KV rule of the plan library on the busy blocks of the
+      // ABI's grid, and the grid it gives.
+      auto splitKv = [&](int64_t targetCtas, int64_t maxSplits) {
+        std::map<std::string, int64_t> withSplits = symbols;
+        withSplits["num_kv_splits"] = 1;
+        auto busyGrid = evaluateGrid(kernel.abi, withSplits, true);
+        plan::SplitKvLimits limits{targetCtas, maxSplits};
+        int64_t busy = busyGrid ? (*busyGrid)[0] * (*busyGrid)[1] : 0;
+        int64_t count = plan::chooseKvSplits(limits, busy);
+        k["split_kv"] = {{"rule", plan::kvSplitRuleText(limits)},
+                         {"busy_ctas", busy},
+                         {"num_kv_splits", count}};
+        withSplits["num_kv_splits"] = count;
+        auto grid = evaluateGrid(kernel.abi, withSplits, false);
+        k["grid"] = grid ? json{(*grid)[0], (*grid)[1], (*grid)[2]} : json();
+      };
+      // Whether the kernel runs in this workload's phase (an MLA layer has
+      // a decode and a prefill attention; the gather serves chunked
+      // prefill only): only those count in the layer's floor.
+      bool runs = true;
+
+      if (kind.mla) {
+        plan::MlaWorkShape mla;
+        mla.num_heads = heads.num_q_heads;
+        mla.kv_lora_rank = kind.mla->kv_lora_rank;
+        mla.rope_head_dim = kind.rope.rotary_dim;
+        mla.nope_head_dim = kind.rope.rotary_offset;
+        mla.v_head_dim = heads.v_head_dim;
+        mla.block_size = kind.mla->block_size;
+        mla.activation_bytes = elementBytes(config.dtype);
+        mla.cache_bytes = mla.activation_bytes;
+        Result<plan::KernelWork> w = Status("kind", "unknown MLA kernel");
+        bool decode = workload.phase == plan::Phase::Decode;
+        if (kernel.kind == "mla_preprocess") {
+          attn::MlaPreprocessOp op;
+          function.walk([&](attn::MlaPreprocessOp found) { op = found; });
+          auto emission = op ? op->getAttrOfType<attn::MlaPreprocessEmissionAttr>(
+                                   kEmissionAttr)
+                             : attn::MlaPreprocessEmissionAttr();
+          if (!op || !op.getSchedule() || !emission)
+            return Status(StatusCode::Internal, kernel.name,
+                          "the MLA preprocess op has no schedule or emission");
+          attn::MlaPreprocessScheduleAttr s = *op.getSchedule();
+          mla.cache_bytes = elementBytes(emission.getCache());
+          kindJson["activation"] = emission.getActivation().str();
+          kindJson["cache"] = emission.getCache().str();
+          kindJson["block_size"] = emission.getBlockSize();
+          kindJson["features"] = featuresOf(kind, emission.getCache().str());
+          kindJson["latent"] = {{"kv_lora_rank", mla.kv_lora_rank},
+                                {"rope_head_dim", mla.rope_head_dim},
+                                {"row_bytes", (mla.kv_lora_rank + mla.rope_head_dim) *
+                                                  mla.cache_bytes}};
+          k["form"] = "cuda_core";
+          k["schedule"] = {{"vector_width", s.getVectorWidth()},
+                           {"warps_per_token", s.getWarpsPerToken()},
+                           {"tokens_per_block", s.getTokensPerBlock()},
+                           {"threads_per_block", s.getThreadsPerBlock()},
+                           {"min_blocks_per_sm", s.getMinBlocksPerSm()}};
+          w = plan::mlaPreprocessWork(mla, workload, options.machine);
+        } else if (kernel.kind == "latent_attention") {
+          attn::LatentAttentionOp op;
+          function.walk([&](attn::LatentAttentionOp found) { op = found; });
+          if (!op || !op.getSchedule())
+            return Status(StatusCode::Internal, kernel.name,
+                          "the latent attention op has no schedule");
+          attn::LatentAttentionScheduleAttr s = *op.getSchedule();
+          kindJson["softmax_scale"] = op.getSoftmaxScaleAttr().getValueAsDouble();
+          mla.cache_bytes = elementBytes(kindJson.value("cache", config.dtype));
+          k["form"] = "tensor_core";
+          k["schedule"] = {{"block_m", s.getBlockM()},
+                           {"block_n", s.getBlockN()},
+                           {"num_warps", s.getNumWarps()},
+                           {"mma", "wgmma"},
+                           {"max_kv_splits", s.getMaxKvSplits()},
+                           {"target_ctas", s.getTargetCtas()}};
+          if (abiSplits(kernel.abi))
+            splitKv(s.getTargetCtas(), s.getMaxKvSplits());
+          runs = decode;
+          w = plan::latentAttentionWork(mla, workload, options.machine);
+        } else if (kernel.kind == "varlen_attention") {
+          attn::VarlenAttentionOp op;
+          function.walk([&](attn::VarlenAttentionOp found) { op = found; });
+          if (!op || !op.getSchedule())
+            return Status(StatusCode::Internal, kernel.name,
+                          "the varlen attention op has no schedule");
+          attn::AttentionScheduleAttr s = *op.getSchedule();
+          k["form"] = "tensor_core";
+          k["schedule"] = {{"block_m", s.getBlockM()},
+                           {"block_n", s.getBlockN()},
+                           {"num_warps", s.getNumWarps()},
+                           {"qk_dim_padded", s.getQkDimPadded()},
+                           {"v_dim_padded", s.getVDimPadded()},
+                           {"mma", s.getMma().str()},
+                           {"max_kv_splits", s.getMaxKvSplits()},
+                           {"target_ctas", s.getTargetCtas()}};
+          if (abiSplits(kernel.abi)) {
+            // The prefill's launch: every sequence's `context` new tokens.
+            splitKv(s.getTargetCtas(), s.getMaxKvSplits());
+          }
+          runs = !decode;
+          w = plan::varlenAttentionWork(mla, workload, options.machine);
+        } else if (kernel.kind == "latent_gather") {
+          mla.cache_bytes = elementBytes(kindJson.value("cache", config.dtype));
+          k["form"] = "cuda_core";
+          runs = false;
+          w = plan::latentGatherWork(mla, workload, options.machine);
+        }
+        if (!w)
+          return w.status();
+        work = *w;
+        k["in_this_phase"] = runs;
+      } else if (kernel.kind == "preprocess") {
         attn::FusedPreprocessOp op;
         function.walk([&](attn::FusedPreprocessOp found) { op = found; });
         auto emission = op ? op->getAttrOfType<attn::PreprocessEmissionAttr>(
@@ -350,22 +452,10 @@ Result<json> explainModel(const ModelConfig &config,
         }
         // Split-KV: the rule of the plan library on the busy blocks of the
         // ABI's grid (the kernels of the CUDA-core form do not split).
-        if (abiSplits(kernel.abi)) {
-          std::map<std::string, int64_t> withSplits = symbols;
-          withSplits["num_kv_splits"] = 1;
-          auto busyGrid = evaluateGrid(kernel.abi, withSplits, true);
-          plan::SplitKvLimits limits{s.getTargetCtas(), s.getMaxKvSplits()};
-          int64_t busy = busyGrid ? (*busyGrid)[0] * (*busyGrid)[1] : 0;
-          int64_t count = plan::chooseKvSplits(limits, busy);
-          k["split_kv"] = {{"rule", plan::kvSplitRuleText(limits)},
-                           {"busy_ctas", busy},
-                           {"num_kv_splits", count}};
-          withSplits["num_kv_splits"] = count;
-          auto grid = evaluateGrid(kernel.abi, withSplits, false);
-          k["grid"] = grid ? json{(*grid)[0], (*grid)[1], (*grid)[2]} : json();
-        } else {
+        if (abiSplits(kernel.abi))
+          splitKv(s.getTargetCtas(), s.getMaxKvSplits());
+        else
           k["split_kv"] = nullptr;
-        }
         Result<plan::AttentionTraffic> traffic = plan::attentionTraffic(shape);
         if (!traffic)
           return traffic.status();
@@ -389,7 +479,8 @@ Result<json> explainModel(const ModelConfig &config,
       else
         k["resources"] = nullptr;
       k["work"] = workJson(*work);
-      layerFloorUs += micros(work->floorSeconds());
+      if (runs)
+        layerFloorUs += micros(work->floorSeconds());
       kindJson["kernels"].push_back(k);
     }
     kindJson["floor_us_per_layer"] = layerFloorUs;
@@ -595,7 +686,26 @@ std::string explainTable(const json &d) {
       out += format("  %s (%s, %s)\n", k["name"].get<std::string>().c_str(),
                     k["kind"].get<std::string>().c_str(),
                     k["form"].get<std::string>().c_str());
-      if (k["kind"] == "preprocess") {
+      bool mla = k.contains("in_this_phase");
+      if (k["kind"] == "mla_preprocess") {
+        out += format("    plan       %lld threads per block: %lld token(s) "
+                      "per block, a latent warp and %lld query warp(s) per "
+                      "token, vector %lld, >= %lld blocks per SM\n",
+                      (long long)s["threads_per_block"].get<int64_t>(),
+                      (long long)s["tokens_per_block"].get<int64_t>(),
+                      (long long)s["warps_per_token"].get<int64_t>(),
+                      (long long)s["vector_width"].get<int64_t>(),
+                      (long long)s["min_blocks_per_sm"].get<int64_t>());
+      } else if (k["kind"] == "latent_attention") {
+        out += format("    plan       block_m %lld (heads x query rows) x "
+                      "block_n %lld latent rows, %lld warps, mma wgmma; V = "
+                      "the rows' first kv_lora_rank values\n",
+                      (long long)s["block_m"].get<int64_t>(),
+                      (long long)s["block_n"].get<int64_t>(),
+                      (long long)s["num_warps"].get<int64_t>());
+      } else if (k["kind"] == "latent_gather") {
+        out += "    plan       one warp per gathered row\n";
+      } else if (k["kind"] == "preprocess") {
         out += format("    plan       %lld threads per block: %lld heads x "
                       "%lld threads, vector %lld, %lld token(s) per block, "
                       ">= %lld blocks per SM%s\n",
@@ -616,6 +726,15 @@ std::string explainTable(const json &d) {
                       (long long)h["group_size"].get<int64_t>(),
                       (long long)h["qk_head_dim"].get<int64_t>(),
                       (long long)h["v_head_dim"].get<int64_t>());
+      } else if (k["kind"] == "varlen_attention") {
+        out += format("    plan       block_m %lld x block_n %lld, %lld warps, "
+                      "dims padded %lld/%lld, mma %s; contiguous K/V\n",
+                      (long long)s["block_m"].get<int64_t>(),
+                      (long long)s["block_n"].get<int64_t>(),
+                      (long long)s["num_warps"].get<int64_t>(),
+                      (long long)s["qk_dim_padded"].get<int64_t>(),
+                      (long long)s["v_dim_padded"].get<int64_t>(),
+                      s["mma"].get<std::string>().c_str());
       } else {
         out += format("    plan       block_m %lld x block_n %lld, %lld warps, "
                       "%lld stage(s), gqa_pack %lld, dims padded %lld/%lld, "
@@ -634,7 +753,8 @@ std::string explainTable(const json &d) {
                         (long long)k["workload_tile"]["rows"].get<int64_t>(),
                         k["workload_tile"]["mma"].get<std::string>().c_str());
       }
-      if (k["kind"] == "attention") {
+      if (k["kind"] == "attention" ||
+          (k.contains("split_kv") && !k["split_kv"].is_null())) {
         if (k["split_kv"].is_null())
           out += "    split-KV   none (this form does not split)\n";
         else
@@ -663,6 +783,17 @@ std::string explainTable(const json &d) {
                       (long long)r["stack_frame_bytes"].get<int64_t>(),
                       r["build"].get<std::string>().c_str(),
                       r["nvrtc_version"].get<std::string>().c_str());
+      }
+      if (mla) {
+        out += format("    phase      %s\n",
+                      k["in_this_phase"].get<bool>()
+                          ? "runs in this workload (counted in the floor)"
+                          : (k["kind"] == "latent_gather"
+                                 ? "chunked prefill only (not counted; the "
+                                   "floor is for gathering the whole context)"
+                                 : "the other phase (not counted)"));
+        out += "    floor      " + floorLine(k["work"]) + "\n";
+        continue;
       }
       const json &t = k["per_token"];
       if (k["kind"] == "preprocess")
