@@ -145,6 +145,9 @@ template <class C> struct LatentAttention {
   /// every column block of keys u / 8 + 16 p, p = 0..3, so 8 consecutive
   /// threads read 128 contiguous bytes. Keys at or past kv_end are
   /// zero-filled and read nothing.
+  /// kPart 0: every column block; 1: blocks 0..3 and 8.. (warpgroup 0's V
+  /// half and the rope part); 2: blocks 4..7 (warpgroup 1's V half).
+  template <int kPart = 0>
   static __device__ __forceinline__ void load_tile(const Args &a, const int *table, int tile, int kv_end,
                                                    unsigned char *dst) {
     const int u = threadIdx.x % 128, c = u % 8, key0 = u / 8;
@@ -162,8 +165,9 @@ template <class C> struct LatentAttention {
     for (int p = 0; p < 4; ++p)
 #pragma unroll
       for (int b = 0; b < kColBlocks; ++b)
-        attnc::cp_async_16(dst + attnc::sw128_offset<kBlockN>(key0 + 16 * p, b * 8 + c), src[p] + b * 64 + c * 8,
-                           valid[p]);
+        if (kPart == 0 || (kPart == 1) == (b < 4 || b >= 8))
+          attnc::cp_async_16(dst + attnc::sw128_offset<kBlockN>(key0 + 16 * p, b * 8 + c), src[p] + b * 64 + c * 8,
+                             valid[p]);
   }
 
   // Named barriers (0 is __syncthreads): a producer warpgroup arrives, the
@@ -377,18 +381,30 @@ template <class C> struct LatentAttention {
       const bool has1 = 2 * j + 1 < my_tiles;
       if (wg == 0) {
         const int tile_key = (my_first + 2 * j) * kBlockN;
-        if (j > 0) {
-          attnc::cp_async_wait<0>();
-          attnc::fence_proxy_async();
-          bar_sync(kBarK0, 128);  // K tile 2j landed
-        }
+        // K tile 2j came in two copy groups (column blocks 0..3 and 8..,
+        // then 4..7): S starts on the first while the second lands. (No
+        // branch around these waits: ptxas fences the wgmma chain there.)
+        attnc::cp_async_wait<1>();
+        attnc::fence_proxy_async();
+        bar_sync(kBarK0, 128);
         attnc::wgmma_fence();
 #pragma unroll
         for (int b = 0; b < kColBlocks; ++b)
+          if (b < 4 || b >= 8) {
+#pragma unroll
+            for (int ks = 0; ks < 4; ++ks)
+              MlaWgmma<act_t>::scores(s, q_desc + ((b * kBlockM * 128 + ks * 32) >> 4),
+                                      k_desc + ((b * kBlockN * 128 + ks * 32) >> 4), b + ks > 0);
+          }
+        attnc::cp_async_wait<0>();
+        attnc::fence_proxy_async();
+        bar_sync(kBarK0, 128);
+#pragma unroll
+        for (int b = 4; b < 8; ++b)
 #pragma unroll
           for (int ks = 0; ks < 4; ++ks)
             MlaWgmma<act_t>::scores(s, q_desc + ((b * kBlockM * 128 + ks * 32) >> 4),
-                                    k_desc + ((b * kBlockN * 128 + ks * 32) >> 4), b + ks > 0);
+                                    k_desc + ((b * kBlockN * 128 + ks * 32) >> 4), 1);
         attnc::wgmma_commit();
         attnc::wgmma_wait<0>();  // S (and every earlier P V)
         fence(s);
@@ -410,14 +426,19 @@ template <class C> struct LatentAttention {
           MlaWgmma<act_t>::values(o, p[kk], v_own + ((kk * 16 * 128) >> 4));
         attnc::wgmma_commit();
         if (has1) {
-          bar_sync(kBarP1, 256);  // warpgroup 1's P (and its P V of tile 2j done)
-          follow(m_s + 64, warp, g, scale, m, l, corr);
+          // Once its own P V is done, the parts of K buffer 0 that only this
+          // warpgroup reads (its V half, the rope part) take tile 2j + 2;
+          // the other half follows warpgroup 1's P V of tile 2j.
           attnc::wgmma_wait<0>();
           fence(o);
           fence(p);
-          // K buffer 0 is free: tile 2j + 2 loads under the rest of the pair.
           if (2 * j + 2 < my_tiles)
-            load_tile(a, table, my_first + 2 * j + 2, tile_end, k_s);
+            load_tile<1>(a, table, my_first + 2 * j + 2, tile_end, k_s);
+          attnc::cp_async_commit();
+          bar_sync(kBarP1, 256);  // warpgroup 1's P (and its P V of tile 2j done)
+          follow(m_s + 64, warp, g, scale, m, l, corr);
+          if (2 * j + 2 < my_tiles)
+            load_tile<2>(a, table, my_first + 2 * j + 2, tile_end, k_s);
           attnc::cp_async_commit();
           rescale(o, corr);
           fence(o);
