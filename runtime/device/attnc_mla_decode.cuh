@@ -21,9 +21,11 @@
 //    shared P buffer (4 wgmma m64n256k16 each, V = the K tile's first 512
 //    columns read as an MN-major B operand). S of tile 2j + 1 runs under
 //    warpgroup 0's softmax, P V of tile 2j under warpgroup 1's.
-//  - K tile 2j + 2 loads into buffer 0 once both P V of tile 2j are done,
-//    tile 2j + 3 into buffer 1 once both P V of tile 2j + 1 are; each
-//    warpgroup copies its own tiles.
+//  - Each warpgroup copies its own tiles. K tile 2j + 2 loads into buffer
+//    0 in two groups: the column blocks only warpgroup 0 reads (V half 0,
+//    the rope part) once its own P V of tile 2j is done, V half 1 once
+//    warpgroup 1's is; tile 2j + 3 into buffer 1 once both P V of tile
+//    2j + 1 are done.
 // Split-KV: grid z cuts a sequence's tiles into runs; each split writes its
 // unnormalised output and softmax state to the workspace and the last one
 // of a row tile to finish merges them (the paged attention kernel's
