@@ -12,16 +12,20 @@
 //  - Q [64 x 576] stays in shared memory; K tiles [64 keys x 576] are
 //    double-buffered there (cp.async through the block table, 16 bytes per
 //    copy), all in 128-byte swizzled rows (9 column blocks of 64 values).
-//  - S = Q K^T: warpgroup w computes the scores of keys 32 w .. 32 w + 31
-//    (36 wgmma m64n32k16, both operands in shared memory); the two halves'
-//    row maxima meet in shared memory, so both keep the same running max.
-//  - P (bf16/f16) of both halves goes to shared memory; warpgroup w then
-//    computes O[:, 256 w .. 256 w + 255] += P V with V = the K tile's first
-//    512 columns read as an MN-major (transposed) B operand (4 wgmma
-//    m64n256k16): 128 fp32 accumulators per thread.
-//  - K tile j + 1 loads from the moment P V of tile j - 1 is done (its
-//    buffer is free) while S, the softmax and P V of tile j run; P V of
-//    tile j - 1 runs under S of tile j.
+//  - Seesaw schedule (FlashMLA's idea): tiles go in pairs; warpgroup w
+//    computes S = Q K^T of tile 2j + w (36 wgmma m64n64k16, K buffer w) and
+//    its online softmax, warpgroup 1 continuing from warpgroup 0's row
+//    maxima (shared memory, named barriers between the two). Warpgroup w
+//    keeps O[:, 256 w .. 256 w + 255] (128 fp32 accumulators a thread) and
+//    applies both tiles' P: its own from registers, the other's from one
+//    shared P buffer (4 wgmma m64n256k16 each, V = the K tile's first 512
+//    columns read as an MN-major B operand). S of tile 2j + 1 runs under
+//    warpgroup 0's softmax, P V of tile 2j under warpgroup 1's.
+//  - Each warpgroup copies its own tiles. K tile 2j + 2 loads into buffer
+//    0 in two groups: the column blocks only warpgroup 0 reads (V half 0,
+//    the rope part) once its own P V of tile 2j is done, V half 1 once
+//    warpgroup 1's is; tile 2j + 3 into buffer 1 once both P V of tile
+//    2j + 1 are done.
 // Split-KV: grid z cuts a sequence's tiles into runs; each split writes its
 // unnormalised output and softmax state to the workspace and the last one
 // of a row tile to finish merges them (the paged attention kernel's
@@ -37,37 +41,50 @@ namespace attnc {
 
 template <class T> struct MlaWgmma;
 
-// The two MMA shapes of the kernel for activation type T (PTX type PTX):
-//  - scores: d[64 x 32] (+)= A[64 x 16] B[32 x 16]^T, both K-major in
+// The MMA shapes of the kernel for activation type T (PTX type PTX):
+//  - scores: d[64 x 64] (+)= A[64 x 16] B[64 x 16]^T, both K-major in
 //    swizzled shared memory (descriptors a, b);
-//  - values: d[64 x 256] += A[64 x 16] B[16 x 256], A K-major, B MN-major.
+//  - values: d[64 x 256] += A[64 x 16] B[16 x 256], B MN-major in shared
+//    memory; A K-major in shared memory (descriptor) or in registers (the
+//    four 32-bit registers of the mma.m16n8k16 A fragment of each warp's 16
+//    rows, PTX ISA "Register fragment layout for matrix A").
 #define ATTNC_MLA_D(i) "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])
 #define ATTNC_MLA_D4(i) ATTNC_MLA_D(i), ATTNC_MLA_D(i + 1), ATTNC_MLA_D(i + 2), ATTNC_MLA_D(i + 3)
 #define ATTNC_MLA_D16(i) ATTNC_MLA_D4(i), ATTNC_MLA_D4(i + 4), ATTNC_MLA_D4(i + 8), ATTNC_MLA_D4(i + 12)
+#define ATTNC_MLA_D128                                                                                \
+  "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                            \
+  "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"                                  \
+  "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"                                  \
+  "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"                                  \
+  "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"                                  \
+  "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"                                  \
+  "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"                      \
+  "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
 #define ATTNC_MLA_WGMMA(T, PTX)                                                                       \
   template <> struct MlaWgmma<T> {                                                                    \
-    static __device__ __forceinline__ void scores(float (&d)[4][4], unsigned long long a,              \
+    static __device__ __forceinline__ void scores(float (&d)[8][4], unsigned long long a,              \
                                                   unsigned long long b, int accumulate) {             \
-      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                       \
-                   "wgmma.mma_async.sync.aligned.m64n32k16.f32." PTX "." PTX " "                      \
-                   "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, 0;\n}\n" \
-                   : ATTNC_MLA_D4(0)                                                                 \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                       \
+                   "wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX "." PTX " "                      \
+                   "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                           \
+                   "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "                \
+                   "%32, %33, p, 1, 1, 0, 0;\n}\n"                                                    \
+                   : ATTNC_MLA_D4(0), ATTNC_MLA_D4(4)                                                \
                    : "l"(a), "l"(b), "r"(accumulate));                                               \
     }                                                                                                 \
     static __device__ __forceinline__ void values(float (&d)[32][4], unsigned long long a,             \
                                                   unsigned long long b) {                             \
       asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32." PTX "." PTX " {"                    \
-                   "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                             \
-                   "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"                   \
-                   "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"                   \
-                   "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"                   \
-                   "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"                   \
-                   "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"                   \
-                   "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"       \
-                   "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"    \
-                   "}, %128, %129, 1, 1, 1, 0, 1;\n"                                                  \
+                   ATTNC_MLA_D128 "}, %128, %129, 1, 1, 1, 0, 1;\n"                                   \
                    : ATTNC_MLA_D16(0), ATTNC_MLA_D16(16)                                             \
                    : "l"(a), "l"(b));                                                                \
+    }                                                                                                 \
+    static __device__ __forceinline__ void values(float (&d)[32][4], const unsigned (&a)[4],           \
+                                                  unsigned long long b) {                             \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32." PTX "." PTX " {"                    \
+                   ATTNC_MLA_D128 "}, {%128, %129, %130, %131}, %132, 1, 1, 1, 1;\n"                  \
+                   : ATTNC_MLA_D16(0), ATTNC_MLA_D16(16)                                             \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                            \
     }                                                                                                 \
   };
 
@@ -75,6 +92,7 @@ ATTNC_MLA_WGMMA(__nv_bfloat16, "bf16")
 ATTNC_MLA_WGMMA(__half, "f16")
 
 #undef ATTNC_MLA_WGMMA
+#undef ATTNC_MLA_D128
 #undef ATTNC_MLA_D16
 #undef ATTNC_MLA_D4
 #undef ATTNC_MLA_D
@@ -124,29 +142,138 @@ template <class C> struct LatentAttention {
       return kv_len;
   }
 
-  /// Issues the copies of K tile `tile` (64 keys from key tile * 64) into
-  /// `dst`: thread t copies 16-byte chunk t % 8 of every column block of keys
-  /// t / 8 and t / 8 + 32, so 8 consecutive threads read 128 contiguous
-  /// bytes. Keys at or past kv_end are zero-filled and read nothing.
+  /// Issues this warpgroup's copies of K tile `tile` (64 keys from key
+  /// tile * 64) into `dst`: thread u (of 128) copies 16-byte chunk u % 8 of
+  /// every column block of keys u / 8 + 16 p, p = 0..3, so 8 consecutive
+  /// threads read 128 contiguous bytes. Keys at or past kv_end are
+  /// zero-filled and read nothing.
+  /// kPart 0: every column block; 1: blocks 0..3 and 8.. (warpgroup 0's V
+  /// half and the rope part); 2: blocks 4..7 (warpgroup 1's V half).
+  template <int kPart = 0>
   static __device__ __forceinline__ void load_tile(const Args &a, const int *table, int tile, int kv_end,
                                                    unsigned char *dst) {
-    const int c = threadIdx.x % 8, key0 = threadIdx.x / 8;
-    const act_t *src[2];
-    bool valid[2];
+    const int u = threadIdx.x % 128, c = u % 8, key0 = u / 8;
+    const act_t *src[4];
+    bool valid[4];
 #pragma unroll
-    for (int p = 0; p < 2; ++p) {
-      const int key = tile * kBlockN + key0 + 32 * p;
+    for (int p = 0; p < 4; ++p) {
+      const int key = tile * kBlockN + key0 + 16 * p;
       valid[p] = key < kv_end;
       const int k = valid[p] ? key : 0;
       const int block = __ldg(table + k / C::kBlockSize);
       src[p] = a.cache + (long long)block * a.block_stride + (long long)(k % C::kBlockSize) * a.token_stride;
     }
 #pragma unroll
-    for (int p = 0; p < 2; ++p)
+    for (int p = 0; p < 4; ++p)
 #pragma unroll
       for (int b = 0; b < kColBlocks; ++b)
-        attnc::cp_async_16(dst + attnc::sw128_offset<kBlockN>(key0 + 32 * p, b * 8 + c), src[p] + b * 64 + c * 8,
-                           valid[p]);
+        if (kPart == 0 || (kPart == 1) == (b < 4 || b >= 8))
+          attnc::cp_async_16(dst + attnc::sw128_offset<kBlockN>(key0 + 16 * p, b * 8 + c), src[p] + b * 64 + c * 8,
+                             valid[p]);
+  }
+
+  // Named barriers (0 is __syncthreads): a producer warpgroup arrives, the
+  // other one waits (256 threads), or one warpgroup waits for itself (128).
+  static constexpr int kBarP0 = 1;      // warpgroup 0's P and row max are in shared memory
+  static constexpr int kBarP1 = 2;      // warpgroup 1's P and row max are in shared memory
+  static constexpr int kBarK0 = 3;      // warpgroup 0's K tile landed (its own copies)
+  static constexpr int kBarK1 = 4;      // warpgroup 1's K tile landed (its own copies)
+  static constexpr int kBarKFree1 = 5;  // warpgroup 0 is done reading K buffer 1
+  static __device__ __forceinline__ void bar_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+  }
+  static __device__ __forceinline__ void bar_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+  }
+  /// Keeps registers that an in-flight wgmma reads (its A fragment) alive
+  /// and unmoved up to this point (place after the wait that retires it).
+  static __device__ __forceinline__ void fence(unsigned (&r)[4][4]) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(r[i][e])::"memory");
+  }
+  /// o *= corr per row half, skipped by a warp whose rows' maxima did not move.
+  static __device__ __forceinline__ void rescale(float (&o)[32][4], const float (&corr)[2]) {
+    if (!__all_sync(0xffffffffu, corr[0] == 1.0f && corr[1] == 1.0f)) {
+#pragma unroll
+      for (int n = 0; n < 32; ++n) {
+        o[n][0] *= corr[0];
+        o[n][1] *= corr[0];
+        o[n][2] *= corr[1];
+        o[n][3] *= corr[1];
+      }
+    }
+  }
+  /// The softmax of the other warpgroup's tile for this one: its new row
+  /// maxima from shared memory; returns the correction of o and l.
+  static __device__ __forceinline__ void follow(const float *m_other, int warp, int g, float scale, float (&m)[2],
+                                                float (&l)[2], float (&corr)[2]) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const float m_new = m_other[warp * 16 + g + 8 * i];
+      const float m_use = m_new == -attnc::infinity() ? 0.0f : m_new;
+      corr[i] = attnc::fast_exp2((m[i] - m_use) * scale);
+      m[i] = m_new;
+      l[i] *= corr[i];
+    }
+  }
+  /// The online softmax of this warpgroup's own tile (scores s of keys
+  /// tile_key ..): masks, new row maxima (m), correction (corr), row sums
+  /// (l), P packed as the A fragments of the P V wgmma (p[kk]: keys 16 kk ..).
+  static __device__ __forceinline__ void softmax(float (&s)[8][4], int tile_key, int full_end, const int (&row_end)[2],
+                                                 int t, float scale, float (&m)[2], float (&l)[2], float (&corr)[2],
+                                                 unsigned (&p)[4][4]) {
+    if (tile_key + kBlockN > full_end) {
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = tile_key + n * 8 + 2 * t + (e & 1);
+          if (key >= row_end[e / 2]) s[n][e] = -attnc::infinity();
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      float x = -attnc::infinity();
+#pragma unroll
+      for (int n = 0; n < 8; ++n) x = fmaxf(x, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
+      x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+      x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+      const float m_new = fmaxf(m[i], x);
+      const float m_use = m_new == -attnc::infinity() ? 0.0f : m_new;
+      corr[i] = attnc::fast_exp2((m[i] - m_use) * scale);
+      m[i] = m_new;
+      const float base = m_use * scale;
+      float sum = 0.0f;
+#pragma unroll
+      for (int n = 0; n < 8; ++n) {
+        s[n][2 * i] = attnc::fast_exp2(fmaf(s[n][2 * i], scale, -base));
+        s[n][2 * i + 1] = attnc::fast_exp2(fmaf(s[n][2 * i + 1], scale, -base));
+        sum += s[n][2 * i] + s[n][2 * i + 1];
+      }
+      l[i] = l[i] * corr[i] + sum;
+    }
+    // The accumulator's (row g + 8 i, keys 8 n + 2t ..) pair is the A
+    // fragment's register i + 2 (n % 2) of k step n / 2.
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      p[kk][0] = attnc::pack2<act_t>(s[2 * kk][0], s[2 * kk][1]);
+      p[kk][1] = attnc::pack2<act_t>(s[2 * kk][2], s[2 * kk][3]);
+      p[kk][2] = attnc::pack2<act_t>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+      p[kk][3] = attnc::pack2<act_t>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+    }
+  }
+  /// P (packed fragments) into shared memory for the other warpgroup: row
+  /// r, key k at swizzled chunk k / 8 of row r.
+  static __device__ __forceinline__ void store_p(unsigned char *p_s, const unsigned (&p)[4][4], int warp, int g,
+                                                 int t) {
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        *reinterpret_cast<unsigned *>(p_s + attnc::sw128_offset<kBlockM>(warp * 16 + g + 8 * i, n) + 4 * t) =
+            p[n / 2][i + 2 * (n % 2)];
   }
 
   /// NaN in every output element of the tile's rows (written by split 0).
@@ -171,7 +298,10 @@ template <class C> struct LatentAttention {
   /// positions first_pos + row / kHeads), this split's key tiles.
   static __device__ __forceinline__ void tile(const Args &a, int seq, int q_start, int q_len, int kv_len, int row0,
                                               int rows, unsigned char *smem) {
-    const int tid = threadIdx.x, wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32;
+    const int tid = threadIdx.x, warp = (tid % 128) / 32, lane = tid % 32;
+    // The warpgroup, warp-uniform as far as the compiler can tell (its wgmma
+    // pipelines stay unserialized across the warpgroups' branches).
+    const int wg = __shfl_sync(0xffffffffu, tid / 128, 0);
     const int g = lane / 4, t = lane % 4;
     const int first_pos = kv_len - q_len;
     if ((attnc::shared_address(smem) & 1023u) != 0) {
@@ -201,7 +331,8 @@ template <class C> struct LatentAttention {
       row_end[i] = r < rows ? row_key_end(first_pos + (row0 + r) / kHeads, kv_len) : kv_len;
     }
 
-    // Q (rows past `rows` zero-filled), then K tiles 0 and 1: groups 0, 1.
+    // Q (rows past `rows` zero-filled) by all threads, K tile w by
+    // warpgroup w into buffer w.
     {
       const int c = tid % 8, r0 = tid / 8;
 #pragma unroll
@@ -214,134 +345,181 @@ template <class C> struct LatentAttention {
           attnc::cp_async_16(q_s + attnc::sw128_offset<kBlockM>(r, b * 8 + c), src + b * 64 + c * 8, valid);
       }
     }
-    if (my_tiles > 0)
-      load_tile(a, table, my_first, tile_end, k_s);
+    if (wg < my_tiles)
+      load_tile(a, table, my_first + wg, tile_end, k_s + wg * C::kKBytes);
     attnc::cp_async_commit();
-    if (my_tiles > 1)
-      load_tile(a, table, my_first + 1, tile_end, k_s + C::kKBytes);
-    attnc::cp_async_commit();
+    attnc::cp_async_wait<0>();
+    attnc::fence_proxy_async();
+    __syncthreads();  // Q, K tiles 0 and 1 landed
 
     float o[32][4];
 #pragma unroll
     for (int n = 0; n < 32; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
-    float m[2] = {-attnc::infinity(), -attnc::infinity()}, l[2] = {0.0f, 0.0f};
-    float s[4][4];
+    float m[2] = {-attnc::infinity(), -attnc::infinity()}, l[2] = {0.0f, 0.0f}, corr[2];
+    float s[8][4];
+    unsigned p[4][4];
     const float scale = a.score_scale;
     const unsigned long long q_desc = attnc::sw128_desc(attnc::shared_address(q_s), 16, 1024);
     const unsigned long long k_desc = attnc::sw128_desc(attnc::shared_address(k_s), 16, 1024);
     const unsigned long long p_desc = attnc::sw128_desc(attnc::shared_address(p_s), 16, 1024);
-    // V of warpgroup w: column blocks 4 w .. 4 w + 3 of the K tile, MN-major.
+    // V of warpgroup w (K buffer 0): column blocks 4 w .. 4 w + 3, MN-major;
+    // + kKBytes >> 4 for buffer 1.
     const unsigned long long v_desc =
         attnc::sw128_desc(attnc::shared_address(k_s + wg * 4 * kBlockN * 128), kBlockN * 128, 1024);
+    const unsigned long long v_own = v_desc + ((wg * C::kKBytes) >> 4);
+    const unsigned long long v_other = v_desc + (((1 - wg) * C::kKBytes) >> 4);
 
-    for (int it = 0; it < my_tiles; ++it) {
-      const int tile_key = (my_first + it) * kBlockN;
-      const int buf = it % 2;
-      if (it == 0)
+    // Seesaw: tiles run in pairs; warpgroup w computes S = Q K^T of tile
+    // 2j + w (all 64 keys, K buffer w) and the softmax; warpgroup 0 goes
+    // first, warpgroup 1 continues from its row maxima. Each keeps O for its
+    // 256 V columns and applies both tiles' P: its own from registers, the
+    // other's from shared memory (one P buffer: a warpgroup writes P only
+    // once its P V of the other's P is done, and the other reads its own P
+    // from registers). So S of tile 2j + 1 runs under warpgroup 0's softmax
+    // and P V of tile 2j under warpgroup 1's.
+    float *m_s = max_s;  // [2 wg][64]: the new row maxima of warpgroup w's tile
+    const int pairs = (my_tiles + 1) / 2;
+    for (int j = 0; j < pairs; ++j) {
+      const bool has1 = 2 * j + 1 < my_tiles;
+      if (wg == 0) {
+        const int tile_key = (my_first + 2 * j) * kBlockN;
+        // K tile 2j came in two copy groups (column blocks 0..3 and 8..,
+        // then 4..7): S starts on the first while the second lands. (No
+        // branch around these waits: ptxas fences the wgmma chain there.)
         attnc::cp_async_wait<1>();
-      else
-        attnc::cp_async_wait<0>();
-      attnc::fence_proxy_async();
-      __syncthreads();  // K_it (and Q) landed
-
-      // S = Q K^T for this warpgroup's 32 keys.
-      attnc::wgmma_fence();
+        attnc::fence_proxy_async();
+        bar_sync(kBarK0, 128);
+        attnc::wgmma_fence();
 #pragma unroll
-      for (int b = 0; b < kColBlocks; ++b)
+        for (int b = 0; b < kColBlocks; ++b)
+          if (b < 4 || b >= 8) {
 #pragma unroll
-        for (int ks = 0; ks < 4; ++ks)
-          MlaWgmma<act_t>::scores(s, q_desc + ((b * kBlockM * 128 + ks * 32) >> 4),
-                                  k_desc + ((buf * C::kKBytes + b * kBlockN * 128 + wg * 32 * 128 + ks * 32) >> 4),
-                                  b + ks > 0);
-      attnc::wgmma_commit();
-      if (it >= 1) {
-        // Once both warpgroups' P V of tile it - 1 is done (S_it may run
-        // on), its K buffer takes K_{it+1} (tile 1 is in flight already).
-        attnc::wgmma_wait<1>();
-        __syncthreads();
-        if (it + 1 < my_tiles)
-          load_tile(a, table, my_first + it + 1, tile_end, k_s + (it + 1) % 2 * C::kKBytes);
-        attnc::cp_async_commit();
-      }
-      attnc::wgmma_wait<0>();  // S_it
-      fence(s);
-      fence(o);
-
-      // Masks (keys at or past a row's end), then the rows' maxima over
-      // this warpgroup's keys.
-      if (tile_key + kBlockN > full_end) {
-#pragma unroll
-        for (int n = 0; n < 4; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int key = tile_key + wg * 32 + n * 8 + 2 * t + (e & 1);
-            if (key >= row_end[e / 2]) s[n][e] = -attnc::infinity();
+            for (int ks = 0; ks < 4; ++ks)
+              MlaWgmma<act_t>::scores(s, q_desc + ((b * kBlockM * 128 + ks * 32) >> 4),
+                                      k_desc + ((b * kBlockN * 128 + ks * 32) >> 4), b + ks > 0);
           }
-      }
-      float tmax[2];
+        attnc::cp_async_wait<0>();
+        attnc::fence_proxy_async();
+        bar_sync(kBarK0, 128);
 #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        float x = -attnc::infinity();
+        for (int b = 4; b < 8; ++b)
 #pragma unroll
-        for (int n = 0; n < 4; ++n) x = fmaxf(x, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
-        x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-        x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-        tmax[i] = x;
-        if (t == 0) max_s[(buf * 2 + wg) * 64 + warp * 16 + g + 8 * i] = x;
-      }
-      __syncthreads();  // both halves' maxima
-
-      // Online softmax in log2 units: m is the running max of the raw scores.
-      float corr[2];
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const float other = max_s[(buf * 2 + (1 - wg)) * 64 + warp * 16 + g + 8 * i];
-        const float m_new = fmaxf(m[i], fmaxf(tmax[i], other));
-        const float m_use = m_new == -attnc::infinity() ? 0.0f : m_new;
-        corr[i] = attnc::fast_exp2((m[i] - m_use) * scale);
-        m[i] = m_new;
-        const float base = m_use * scale;
-        float sum = 0.0f;
-#pragma unroll
-        for (int n = 0; n < 4; ++n) {
-          s[n][2 * i] = attnc::fast_exp2(fmaf(s[n][2 * i], scale, -base));
-          s[n][2 * i + 1] = attnc::fast_exp2(fmaf(s[n][2 * i + 1], scale, -base));
-          sum += s[n][2 * i] + s[n][2 * i + 1];
+          for (int ks = 0; ks < 4; ++ks)
+            MlaWgmma<act_t>::scores(s, q_desc + ((b * kBlockM * 128 + ks * 32) >> 4),
+                                    k_desc + ((b * kBlockN * 128 + ks * 32) >> 4), 1);
+        attnc::wgmma_commit();
+        attnc::wgmma_wait<0>();  // S (and every earlier P V)
+        fence(s);
+        fence(o);
+        fence(p);
+        softmax(s, tile_key, full_end, row_end, t, scale, m, l, corr, p);
+        store_p(p_s, p, warp, g, t);
+        if (t == 0) {
+          m_s[warp * 16 + g] = m[0];
+          m_s[warp * 16 + g + 8] = m[1];
         }
-        l[i] = l[i] * corr[i] + sum;
-      }
-      // P into shared memory (row r, key k at swizzled chunk k / 8 of row r).
+        attnc::fence_proxy_async();
+        bar_arrive(kBarP0, 256);
+        rescale(o, corr);
+        fence(o);
+        attnc::wgmma_fence();
 #pragma unroll
-      for (int n = 0; n < 4; ++n)
+        for (int kk = 0; kk < kBlockN / 16; ++kk)
+          MlaWgmma<act_t>::values(o, p[kk], v_own + ((kk * 16 * 128) >> 4));
+        attnc::wgmma_commit();
+        if (has1) {
+          // Once its own P V is done, the parts of K buffer 0 that only this
+          // warpgroup reads (its V half, the rope part) take tile 2j + 2;
+          // the other half follows warpgroup 1's P V of tile 2j.
+          attnc::wgmma_wait<0>();
+          fence(o);
+          fence(p);
+          if (2 * j + 2 < my_tiles)
+            load_tile<1>(a, table, my_first + 2 * j + 2, tile_end, k_s);
+          attnc::cp_async_commit();
+          bar_sync(kBarP1, 256);  // warpgroup 1's P (and its P V of tile 2j done)
+          follow(m_s + 64, warp, g, scale, m, l, corr);
+          if (2 * j + 2 < my_tiles)
+            load_tile<2>(a, table, my_first + 2 * j + 2, tile_end, k_s);
+          attnc::cp_async_commit();
+          rescale(o, corr);
+          fence(o);
+          attnc::wgmma_fence();
 #pragma unroll
-        for (int i = 0; i < 2; ++i) {
-          const int r = warp * 16 + g + 8 * i, k = wg * 32 + n * 8 + 2 * t;
-          *reinterpret_cast<unsigned *>(p_s + attnc::sw128_offset<kBlockM>(r, k / 8) + (k % 8) * 2) =
-              attnc::pack2<act_t>(s[n][2 * i], s[n][2 * i + 1]);
+          for (int kk = 0; kk < kBlockN / 16; ++kk)
+            MlaWgmma<act_t>::values(o, p_desc + ((kk * 32) >> 4), v_other + ((kk * 16 * 128) >> 4));
+          attnc::wgmma_commit();
+          attnc::wgmma_wait<0>();
+          fence(o);
+          if (2 * j + 3 < my_tiles)
+            bar_arrive(kBarKFree1, 256);
         }
-      if (!__all_sync(0xffffffffu, corr[0] == 1.0f && corr[1] == 1.0f)) {
+      } else {
+        const int tile_key = (my_first + 2 * j + 1) * kBlockN;
+        // S of tile 2j + 1; without one (an odd count's last pair) it runs
+        // on the stale buffer and is dropped: a wgmma issued in only one
+        // path would make the compiler serialize every wgmma.
+        if (j > 0) {
+          attnc::cp_async_wait<0>();
+          attnc::fence_proxy_async();
+          bar_sync(kBarK1, 128);  // K tile 2j + 1 landed
+        }
+        attnc::wgmma_fence();
 #pragma unroll
-        for (int n = 0; n < 32; ++n) {
-          o[n][0] *= corr[0];
-          o[n][1] *= corr[0];
-          o[n][2] *= corr[1];
-          o[n][3] *= corr[1];
+        for (int b = 0; b < kColBlocks; ++b)
+#pragma unroll
+          for (int ks = 0; ks < 4; ++ks)
+            MlaWgmma<act_t>::scores(s, q_desc + ((b * kBlockM * 128 + ks * 32) >> 4),
+                                    k_desc + ((C::kKBytes + b * kBlockN * 128 + ks * 32) >> 4), b + ks > 0);
+        attnc::wgmma_commit();
+        bar_sync(kBarP0, 256);  // warpgroup 0's P of tile 2j
+        follow(m_s, warp, g, scale, m, l, corr);
+        // S too (issued with warpgroup 0's, so about done): o is read next,
+        // and ptxas serializes every wgmma when accumulators are read under
+        // a partial wait here.
+        attnc::wgmma_wait<0>();
+        fence(o);
+        fence(p);
+        rescale(o, corr);
+        fence(o);
+        attnc::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kBlockN / 16; ++kk)
+          MlaWgmma<act_t>::values(o, p_desc + ((kk * 32) >> 4), v_other + ((kk * 16 * 128) >> 4));
+        attnc::wgmma_commit();
+        if (has1) {
+          fence(s);  // (S is done; P V of tile 2j runs under this softmax)
+          softmax(s, tile_key, full_end, row_end, t, scale, m, l, corr, p);
+          attnc::wgmma_wait<0>();  // P V of tile 2j: the P buffer and K buffer 0 are free
+          fence(o);
+          store_p(p_s, p, warp, g, t);
+          if (t == 0) {
+            m_s[64 + warp * 16 + g] = m[0];
+            m_s[64 + warp * 16 + g + 8] = m[1];
+          }
+          attnc::fence_proxy_async();
+          bar_arrive(kBarP1, 256);
+          rescale(o, corr);
+          fence(o);
+          attnc::wgmma_fence();
+#pragma unroll
+          for (int kk = 0; kk < kBlockN / 16; ++kk)
+            MlaWgmma<act_t>::values(o, p[kk], v_own + ((kk * 16 * 128) >> 4));
+          attnc::wgmma_commit();
+          if (2 * j + 3 < my_tiles) {
+            attnc::wgmma_wait<0>();
+            fence(o);
+            fence(p);
+            bar_sync(kBarKFree1, 256);  // warpgroup 0's P V of tile 2j + 1 done
+            load_tile(a, table, my_first + 2 * j + 3, tile_end, k_s + C::kKBytes);
+            attnc::cp_async_commit();
+          }
         }
       }
-      attnc::fence_proxy_async();
-      __syncthreads();  // P of both halves written
-
-      // O[:, 256 wg ..] += P V_it.
-      fence(o);
-      attnc::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < kBlockN / 16; ++kk)
-        MlaWgmma<act_t>::values(o, p_desc + ((kk * 32) >> 4),
-                                v_desc + ((buf * C::kKBytes + kk * 16 * 128) >> 4));
-      attnc::wgmma_commit();
     }
     attnc::wgmma_wait<0>();
     fence(o);
+    fence(p);
     attnc::cp_async_wait<0>();
 
     // The row sums: each warpgroup holds its keys' share.

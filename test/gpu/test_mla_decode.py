@@ -67,7 +67,7 @@ class Batch:
     """Random queries and a paged latent cache for `lens` sequences of `mtp`
     query rows each; NaN in every cache row no sequence owns."""
 
-    def __init__(self, heads, page, lens, mtp, seed, strided=False):
+    def __init__(self, heads, page, lens, mtp, seed, strided=False, trend=0.0):
         # Every query row sees at least one key (seq_len >= query rows).
         assert min(lens) >= mtp, (lens, mtp)
         gen = torch.Generator().manual_seed(seed)
@@ -82,6 +82,8 @@ class Batch:
             mine = [order.pop() for _ in range(nb)]
             tables[s, :nb] = torch.tensor(mine, dtype=torch.int32)
             rows = torch.randn(n, R + P, generator=gen)
+            if trend:  # scores rising along the sequence (first rope column)
+                rows[:, R] = trend * torch.arange(n) / n
             for i, b in enumerate(mine):
                 chunk = rows[i * page:(i + 1) * page]
                 cache[b, :chunk.shape[0], :R + P] = chunk.to(torch.bfloat16)
@@ -90,7 +92,10 @@ class Batch:
         self.tables = tables.cuda()
         self.seq_lens = torch.tensor(lens, dtype=torch.int32, device="cuda")
         tokens = len(lens) * mtp
-        self.query = torch.randn(tokens, heads, R + P, generator=gen).to(torch.bfloat16).cuda()
+        query = torch.randn(tokens, heads, R + P, generator=gen)
+        if trend:
+            query[..., R] = trend
+        self.query = query.to(torch.bfloat16).cuda()
         self.query_start_loc = torch.arange(0, tokens + 1, mtp, dtype=torch.int32, device="cuda")
 
     def reference(self, causal=True):
@@ -188,6 +193,23 @@ def test_strided_cache_view_and_default_workspace():
                                  query_start_loc=batch.query_start_loc)
     torch.cuda.synchronize()
     assert_matches("strided view", out, batch.reference())
+
+
+@pytest.mark.parametrize("heads,splits", [(128, 1), (16, 1), (128, "max")])
+def test_row_maxima_rising_on_both_warpgroups_tiles(heads, splits):
+    """Scores that rise along the keys move the running row maxima in most
+    64-key tiles, those of either warpgroup (even and odd tiles), so the
+    rescale of both output halves is exercised each way."""
+    model = model_for(heads, 64)
+    batch = Batch(heads, 64, [4096, 777, 130, 64], 1, seed=23, trend=14.0)
+    count = {"max": max_splits_accepted(model, batch)}.get(splits, splits)
+    out = torch.full((batch.query.shape[0], heads, R), float("nan"), dtype=torch.bfloat16, device="cuda")
+    model.latent_attention(LAYER, batch.query, latent_cache=batch.cache,
+                           block_tables=batch.tables, seq_lens=batch.seq_lens,
+                           query_start_loc=batch.query_start_loc, out=out,
+                           workspace=poisoned_workspace(model), num_kv_splits=count)
+    torch.cuda.synchronize()
+    assert_matches(f"rising scores, splits {splits}", out, batch.reference())
 
 
 def test_non_causal():
