@@ -160,9 +160,12 @@ def main():
     res["copy_TBps"] = 2 * n / bench(lambda: b.copy_(a)) / 1e12
     del a, b
     res["cases"] = []
-    for heads, batch, length, baselines in [(128, 64, 4096, True), (128, 128, 4096, True),
-                                            (16, 128, 8192, True), (128, 1, 32768, False),
-                                            (16, 8, 8192, False), (64, 128, 4096, False)]:
+    cases = [(128, 64, 4096, True), (128, 128, 4096, True), (16, 128, 8192, True),
+             (128, 1, 32768, False), (16, 8, 8192, False), (64, 128, 4096, False)]
+    if len(sys.argv) > 1:
+        # HxBxL arguments: those cases only, attnc alone (no baselines)
+        cases = [tuple(int(x) for x in arg.split("x")) + (False,) for arg in sys.argv[1:]]
+    for heads, batch, length, baselines in cases:
         r = case(heads, batch, length, baselines)
         r["attnc_TBps_over_copy"] = r["attnc_TBps"] / res["copy_TBps"]
         res["cases"].append(r)

@@ -236,8 +236,10 @@ def launches(monkeypatch, fake_context):
     seen = []
 
     def spy(kernel, stream, args, num_args, scalars, num_scalars):
+        # The argument values are copied now: the buffers behind the
+        # addresses belong to the launch and are gone once it returns.
         seen.append({"stream": stream.value or 0, "num_args": num_args,
-                     "args": [args[i] for i in range(num_args)]})
+                     "args": [ctypes.string_at(args[i], 8) for i in range(num_args)]})
         return 0
 
     monkeypatch.setattr(lib, "attnc_kernel_launch", spy)
@@ -248,10 +250,10 @@ def values_of(model, launch):
     params = model.kernel(LAYER, "attention").abi["params"]
     assert launch["num_args"] == len(params)
     values = {}
-    for param, address in zip(params, launch["args"]):
+    for param, raw in zip(params, launch["args"]):
         kind = {"pointer": ctypes.c_void_p, "i64": ctypes.c_int64}.get(param["kind"],
                                                                       ctypes.c_int32)
-        values[param["name"]] = kind.from_address(address).value
+        values[param["name"]] = kind.from_buffer_copy(raw[:ctypes.sizeof(kind)]).value
     return values
 
 
