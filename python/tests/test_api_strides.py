@@ -149,7 +149,8 @@ def test_strided_launch_passes_the_strides(plain, monkeypatch):
     real = lib.attnc_kernel_launch
 
     def spy(kernel, stream, args, num_args, scalars, num_scalars):
-        seen.append([args[i] for i in range(num_args)])
+        # values copied now: the buffers behind the addresses are the launch's
+        seen.append([ctypes.string_at(args[i], 8) for i in range(num_args)])
         return real(kernel, stream, args, num_args, scalars, num_scalars)
 
     monkeypatch.setattr(lib, "attnc_kernel_launch", spy)
@@ -158,10 +159,10 @@ def test_strided_launch_passes_the_strides(plain, monkeypatch):
         call(plain, kind, k_cache=k, v_cache=v)
         params = plain.kernel(LAYER, kind).abi["params"]
         addresses = dict(zip((p["name"] for p in params), seen[-1]))
-        assert ctypes.c_void_p.from_address(addresses["k_cache"]).value == BASE
-        assert ctypes.c_void_p.from_address(addresses["v_cache"]).value == \
+        assert ctypes.c_void_p.from_buffer_copy(addresses["k_cache"]).value == BASE
+        assert ctypes.c_void_p.from_buffer_copy(addresses["v_cache"]).value == \
             BASE + BLOCK_SIZE * 8 * 64 * 2
-        got = {n: ctypes.c_int64.from_address(addresses[n]).value for n in CACHE_STRIDES}
+        got = {n: ctypes.c_int64.from_buffer_copy(addresses[n]).value for n in CACHE_STRIDES}
         assert got == stride_values(k, v)
     assert len(seen) == 2
 
