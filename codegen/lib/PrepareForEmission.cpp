@@ -169,6 +169,18 @@ int64_t blockSizeOf(Value cache) {
   return cast<RankedTensorType>(cache.getType()).getDimSize(1);
 }
 
+/// Block tables and sequence metadata must hold int32: the kernels index
+/// them as int32, as engines store them.
+LogicalResult checkInt32(Operation *op,
+                         ArrayRef<std::pair<StringRef, Value>> values) {
+  for (auto [name, value] : values)
+    if (!cast<RankedTensorType>(value.getType()).getElementType().isInteger(32))
+      return op->emitOpError()
+             << "cannot be emitted: " << name << " must hold i32, got "
+             << cast<RankedTensorType>(value.getType()).getElementType();
+  return success();
+}
+
 /// Head counts and dims and the cache block size must be static: they are
 /// baked into the generated code.
 LogicalResult checkStatic(Operation *op, ArrayRef<std::pair<StringRef, Value>> values) {
@@ -387,15 +399,10 @@ LogicalResult prepare(PagedAttentionOp op, OutputGateOp gate) {
       cast<RankedTensorType>(op.getKCache().getType()).getElementType();
   if (failed(checkActivation(op, activation)))
     return failure();
-  // The kernel indexes block tables and sequence metadata as int32, as
-  // engines store them.
-  for (auto [name, value] : {std::pair<StringRef, Value>{"block_tables", op.getBlockTables()},
+  if (failed(checkInt32(op, {{"block_tables", op.getBlockTables()},
                              {"seq_lens", op.getSeqLens()},
-                             {"query_start_loc", op.getQueryStartLoc()}})
-    if (!cast<RankedTensorType>(value.getType()).getElementType().isInteger(32))
-      return op.emitOpError() << "cannot be emitted: " << name
-                              << " must hold i32, got "
-                              << cast<RankedTensorType>(value.getType()).getElementType();
+                             {"query_start_loc", op.getQueryStartLoc()}})))
+    return failure();
   if (failed(checkAttentionSchedule(op, op.getScheduleAttr(), activation,
                                     cacheElement)))
     return failure();
@@ -534,14 +541,10 @@ LogicalResult prepare(LatentAttentionOp op) {
               "max_kv_splits "
            << op.getScheduleAttr().getMaxKvSplits()
            << " do not fit the Q area they reuse";
-  for (auto [name, value] :
-       {std::pair<StringRef, Value>{"block_tables", op.getBlockTables()},
-        {"seq_lens", op.getSeqLens()},
-        {"query_start_loc", op.getQueryStartLoc()}})
-    if (!cast<RankedTensorType>(value.getType()).getElementType().isInteger(32))
-      return op.emitOpError()
-             << "cannot be emitted: " << name << " must hold i32, got "
-             << cast<RankedTensorType>(value.getType()).getElementType();
+  if (failed(checkInt32(op, {{"block_tables", op.getBlockTables()},
+                             {"seq_lens", op.getSeqLens()},
+                             {"query_start_loc", op.getQueryStartLoc()}})))
+    return failure();
   double softmaxScale = op.getSoftmaxScale().convertToDouble();
   for (auto [name, value] :
        {std::pair<StringRef, double>{"softmax_scale", softmaxScale},
@@ -573,13 +576,9 @@ LogicalResult prepare(VarlenAttentionOp op) {
   Type activation = queryType.getElementType();
   if (failed(checkActivation(op, activation)))
     return failure();
-  for (auto [name, value] :
-       {std::pair<StringRef, Value>{"cu_seqlens_q", op.getCuSeqlensQ()},
-        {"cu_seqlens_k", op.getCuSeqlensK()}})
-    if (!cast<RankedTensorType>(value.getType()).getElementType().isInteger(32))
-      return op.emitOpError()
-             << "cannot be emitted: " << name << " must hold i32, got "
-             << cast<RankedTensorType>(value.getType()).getElementType();
+  if (failed(checkInt32(op, {{"cu_seqlens_q", op.getCuSeqlensQ()},
+                             {"cu_seqlens_k", op.getCuSeqlensK()}})))
+    return failure();
   if (schedule.getForm() == AttentionForm::cuda_core)
     return op.emitOpError() << "cannot be emitted: varlen_attention has the "
                                "tensor-core form only, the schedule says "
@@ -614,14 +613,8 @@ LogicalResult prepare(LatentGatherOp op) {
       cast<RankedTensorType>(op.getOutput().getType()).getElementType();
   if (failed(checkActivation(op, activation)))
     return failure();
-  for (auto [name, value] :
-       {std::pair<StringRef, Value>{"block_tables", op.getBlockTables()},
-        {"cu_seqlens", op.getCuSeqlens()}})
-    if (!cast<RankedTensorType>(value.getType()).getElementType().isInteger(32))
-      return op.emitOpError()
-             << "cannot be emitted: " << name << " must hold i32, got "
-             << cast<RankedTensorType>(value.getType()).getElementType();
-  return success();
+  return checkInt32(op, {{"block_tables", op.getBlockTables()},
+                         {"cu_seqlens", op.getCuSeqlens()}});
 }
 
 struct PrepareEmission

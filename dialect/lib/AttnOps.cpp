@@ -511,6 +511,37 @@ LogicalResult CacheWriteOp::verify() {
 // paged_attention
 //===----------------------------------------------------------------------===//
 
+/// The ragged batch indices of the paged attention ops: block tables
+/// [seqs, blocks], seq_lens [seqs], query_start_loc [seqs + 1].
+static LogicalResult verifyPagedBatch(Operation *op, Value blockTables,
+                                      Value seqLens, Value queryStartLoc) {
+  auto tablesType = cast<RankedTensorType>(blockTables.getType());
+  auto seqLensType = cast<RankedTensorType>(seqLens.getType());
+  auto startType = cast<RankedTensorType>(queryStartLoc.getType());
+  if (failed(checkIndexTensor(op, "block_tables", tablesType, 2)) ||
+      failed(checkIndexTensor(op, "seq_lens", seqLensType, 1)) ||
+      failed(checkIndexTensor(op, "query_start_loc", startType, 1)) ||
+      failed(checkSameDim(op, seqLensType, "seq_lens", tablesType,
+                          "block_tables", 0, 0, "sequence count (dim 0)")))
+    return failure();
+  int64_t sequences = seqLensType.getDimSize(0);
+  int64_t starts = startType.getDimSize(0);
+  if (sequences != kAny && starts != kAny && starts != sequences + 1)
+    return op->emitOpError() << "query_start_loc must have one more entry "
+                                "than seq_lens ("
+                             << sequences + 1 << "), got " << starts;
+  return success();
+}
+
+/// A softmax scale is positive and finite.
+static LogicalResult checkSoftmaxScale(Operation *op, double scale) {
+  if (scale > 0 && std::isfinite(scale))
+    return success();
+  return op->emitOpError() << "softmax_scale must be a positive finite "
+                              "number, got "
+                           << formatDouble(scale);
+}
+
 LogicalResult PagedAttentionOp::verify() {
   Operation *op = getOperation();
   auto queryType = cast<RankedTensorType>(getQuery().getType());
@@ -547,21 +578,9 @@ LogicalResult PagedAttentionOp::verify() {
                                   "query", element)))
     return failure();
 
-  auto tablesType = cast<RankedTensorType>(getBlockTables().getType());
-  auto seqLensType = cast<RankedTensorType>(getSeqLens().getType());
-  auto startType = cast<RankedTensorType>(getQueryStartLoc().getType());
-  if (failed(checkIndexTensor(op, "block_tables", tablesType, 2)) ||
-      failed(checkIndexTensor(op, "seq_lens", seqLensType, 1)) ||
-      failed(checkIndexTensor(op, "query_start_loc", startType, 1)) ||
-      failed(checkSameDim(op, seqLensType, "seq_lens", tablesType,
-                          "block_tables", 0, 0, "sequence count (dim 0)")))
+  if (failed(verifyPagedBatch(op, getBlockTables(), getSeqLens(),
+                              getQueryStartLoc())))
     return failure();
-  int64_t sequences = seqLensType.getDimSize(0);
-  int64_t starts = startType.getDimSize(0);
-  if (sequences != kAny && starts != kAny && starts != sequences + 1)
-    return emitOpError() << "query_start_loc must have one more entry than "
-                            "seq_lens ("
-                         << sequences + 1 << "), got " << starts;
 
   if (Value sinks = getSinks()) {
     auto sinksType = cast<RankedTensorType>(sinks.getType());
@@ -576,11 +595,8 @@ LogicalResult PagedAttentionOp::verify() {
                               getVScale())))
     return failure();
 
-  double scale = getSoftmaxScale().convertToDouble();
-  if (!(scale > 0) || !std::isfinite(scale))
-    return emitOpError() << "softmax_scale must be a positive finite number, "
-                            "got "
-                         << formatDouble(scale);
+  if (failed(checkSoftmaxScale(op, getSoftmaxScale().convertToDouble())))
+    return failure();
   if (failed(checkAtLeast(op, "attention_chunk",
                           signedValue(getAttentionChunkAttr()), 0)))
     return failure();
@@ -932,35 +948,6 @@ LogicalResult MlaPreprocessOp::verify() {
                          << rope / 2 << ") values, got "
                          << scaling.getShortFactor().size();
   return success();
-}
-
-/// Ragged batch indices shared by the MLA attention ops.
-static LogicalResult verifyPagedBatch(Operation *op, Value blockTables,
-                                      Value seqLens, Value queryStartLoc) {
-  auto tablesType = cast<RankedTensorType>(blockTables.getType());
-  auto seqLensType = cast<RankedTensorType>(seqLens.getType());
-  auto startType = cast<RankedTensorType>(queryStartLoc.getType());
-  if (failed(checkIndexTensor(op, "block_tables", tablesType, 2)) ||
-      failed(checkIndexTensor(op, "seq_lens", seqLensType, 1)) ||
-      failed(checkIndexTensor(op, "query_start_loc", startType, 1)) ||
-      failed(checkSameDim(op, seqLensType, "seq_lens", tablesType,
-                          "block_tables", 0, 0, "sequence count (dim 0)")))
-    return failure();
-  int64_t sequences = seqLensType.getDimSize(0);
-  int64_t starts = startType.getDimSize(0);
-  if (sequences != kAny && starts != kAny && starts != sequences + 1)
-    return op->emitOpError() << "query_start_loc must have one more entry "
-                                "than seq_lens ("
-                             << sequences + 1 << "), got " << starts;
-  return success();
-}
-
-static LogicalResult checkSoftmaxScale(Operation *op, double scale) {
-  if (scale > 0 && std::isfinite(scale))
-    return success();
-  return op->emitOpError() << "softmax_scale must be a positive finite "
-                              "number, got "
-                           << formatDouble(scale);
 }
 
 LogicalResult LatentAttentionOp::verify() {

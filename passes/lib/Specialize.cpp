@@ -402,6 +402,28 @@ FailureOr<AttentionScheduleAttr> chooseAttentionTile(Operation *op,
                                                      const Target &target,
                                                      bool baseline);
 
+/// One head count or head dim of an attention op: its name, the dims it is
+/// read from (for the error) and its static size, if any.
+struct NamedSize {
+  StringRef name, where;
+  std::optional<int64_t> size;
+};
+
+/// The attention shape of num_q_heads, num_kv_heads, qk_head_dim and
+/// v_head_dim (in that order), or an error naming the first dynamic one.
+FailureOr<AttentionShape> staticAttentionShape(Operation *op,
+                                               const NamedSize (&sizes)[4],
+                                               Type activation,
+                                               Type cacheElement) {
+  for (const NamedSize &s : sizes)
+    if (!s.size)
+      return op->emitOpError() << "cannot be specialized: " << s.name
+                               << " is dynamic (" << s.where
+                               << "); the schedule depends on it";
+  return AttentionShape{*sizes[0].size, *sizes[1].size, *sizes[2].size,
+                        *sizes[3].size, activation, cacheElement};
+}
+
 FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
                                                  const Target &target,
                                                  bool baseline) {
@@ -409,30 +431,20 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
   auto kCache = cast<RankedTensorType>(op.getKCache().getType());
   auto vCache = cast<RankedTensorType>(op.getVCache().getType());
   auto output = cast<RankedTensorType>(op.getOutput().getType());
-  struct {
-    StringRef name, where;
-    std::optional<int64_t> size;
-  } sizes[] = {
-      {"num_q_heads", "query or output dim 1",
-       staticSize({query.getDimSize(1), output.getDimSize(1)})},
-      {"num_kv_heads", "k_cache or v_cache dim 2",
-       staticSize({kCache.getDimSize(2), vCache.getDimSize(2)})},
-      {"qk_head_dim", "query dim 2 or k_cache dim 3",
-       staticSize({query.getDimSize(2), kCache.getDimSize(3)})},
-      {"v_head_dim", "v_cache dim 3 or output dim 2",
-       staticSize({vCache.getDimSize(3), output.getDimSize(2)})},
-  };
-  for (const auto &s : sizes)
-    if (!s.size)
-      return op.emitOpError() << "cannot be specialized: " << s.name
-                              << " is dynamic (" << s.where
-                              << "); the schedule depends on it";
-  return chooseAttentionTile(
+  FailureOr<AttentionShape> shape = staticAttentionShape(
       op,
-      AttentionShape{*sizes[0].size, *sizes[1].size, *sizes[2].size,
-                     *sizes[3].size, query.getElementType(),
-                     kCache.getElementType()},
-      target, baseline);
+      {{"num_q_heads", "query or output dim 1",
+        staticSize({query.getDimSize(1), output.getDimSize(1)})},
+       {"num_kv_heads", "k_cache or v_cache dim 2",
+        staticSize({kCache.getDimSize(2), vCache.getDimSize(2)})},
+       {"qk_head_dim", "query dim 2 or k_cache dim 3",
+        staticSize({query.getDimSize(2), kCache.getDimSize(3)})},
+       {"v_head_dim", "v_cache dim 3 or output dim 2",
+        staticSize({vCache.getDimSize(3), output.getDimSize(2)})}},
+      query.getElementType(), kCache.getElementType());
+  if (failed(shape))
+    return failure();
+  return chooseAttentionTile(op, *shape, target, baseline);
 }
 
 /// attn.varlen_attention: the paged attention's schedule for its heads, head
@@ -446,37 +458,28 @@ FailureOr<AttentionScheduleAttr> chooseVarlenAttention(VarlenAttentionOp op,
   auto key = cast<RankedTensorType>(op.getKey().getType());
   auto value = cast<RankedTensorType>(op.getValue().getType());
   auto output = cast<RankedTensorType>(op.getOutput().getType());
-  struct {
-    StringRef name, where;
-    std::optional<int64_t> size;
-  } sizes[] = {
-      {"num_q_heads", "query or output dim 1",
-       staticSize({query.getDimSize(1), output.getDimSize(1)})},
-      {"num_kv_heads", "key or value dim 1",
-       staticSize({key.getDimSize(1), value.getDimSize(1)})},
-      {"qk_head_dim", "query or key dim 2",
-       staticSize({query.getDimSize(2), key.getDimSize(2)})},
-      {"v_head_dim", "value or output dim 2",
-       staticSize({value.getDimSize(2), output.getDimSize(2)})},
-  };
-  for (const auto &s : sizes)
-    if (!s.size)
-      return op.emitOpError() << "cannot be specialized: " << s.name
-                              << " is dynamic (" << s.where
-                              << "); the schedule depends on it";
-  FailureOr<AttentionScheduleAttr> schedule = chooseAttentionTile(
+  FailureOr<AttentionShape> shape = staticAttentionShape(
       op,
-      AttentionShape{*sizes[0].size, *sizes[1].size, *sizes[2].size,
-                     *sizes[3].size, query.getElementType(),
-                     key.getElementType()},
-      target, baseline);
+      {{"num_q_heads", "query or output dim 1",
+        staticSize({query.getDimSize(1), output.getDimSize(1)})},
+       {"num_kv_heads", "key or value dim 1",
+        staticSize({key.getDimSize(1), value.getDimSize(1)})},
+       {"qk_head_dim", "query or key dim 2",
+        staticSize({query.getDimSize(2), key.getDimSize(2)})},
+       {"v_head_dim", "value or output dim 2",
+        staticSize({value.getDimSize(2), output.getDimSize(2)})}},
+      query.getElementType(), key.getElementType());
+  if (failed(shape))
+    return failure();
+  FailureOr<AttentionScheduleAttr> schedule =
+      chooseAttentionTile(op, *shape, target, baseline);
   if (succeeded(schedule) &&
       schedule->getForm() == AttentionForm::cuda_core)
     return op.emitOpError()
            << "cannot be specialized: varlen_attention has the tensor-core "
               "form only (16-bit activations, v_dim_padded <= 256, a tile "
               "that fits shared memory), got "
-           << query.getElementType() << " with v_head_dim " << *sizes[3].size;
+           << query.getElementType() << " with v_head_dim " << shape->vHeadDim;
   return schedule;
 }
 
