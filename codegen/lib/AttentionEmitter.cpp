@@ -187,11 +187,7 @@ std::vector<EmittedParam> attentionParams(PagedAttentionOp op, OutputGateOp gate
 /// absent ones.
 void printEntryPoint(llvm::raw_ostream &os, StringRef name, StringRef callee,
                      ArrayRef<EmittedParam> params) {
-  os << "extern \"C\" __global__ void __launch_bounds__(Config::kWarps * 32)\n";
-  printSignature(os, name, params);
-  os << " {\n  " << callee << "(\n      ";
-  printForwardedArguments(os, params);
-  os << ");\n}\n";
+  printForwardingEntryPoint(os, "Config::kWarps * 32", name, callee, params);
 }
 
 /// One `static constexpr` member of the Config.

@@ -204,6 +204,28 @@ void printForwardedArguments(llvm::raw_ostream &os,
       [&](const EmittedParam &param) { os << forwardedName(param); }, ", ");
 }
 
+void printForwardingEntryPoint(llvm::raw_ostream &os, StringRef launchBounds,
+                               StringRef name, StringRef callee,
+                               ArrayRef<EmittedParam> params) {
+  os << "extern \"C\" __global__ void __launch_bounds__(" << launchBounds
+     << ")\n";
+  printSignature(os, name, params);
+  os << " {\n  " << callee << "(\n      ";
+  printForwardedArguments(os, params);
+  os << ");\n}\n";
+}
+
+void printParamsEntryPoint(llvm::raw_ostream &os, StringRef launchBounds,
+                           StringRef name, StringRef ns,
+                           ArrayRef<EmittedParam> params) {
+  os << "extern \"C\" __global__ void __launch_bounds__(" << launchBounds
+     << ")\n";
+  printSignature(os, name, params);
+  os << " {\n  " << ns << "::Params<Config> p{};\n";
+  printFieldAssignments(os, "p", params);
+  os << "  " << ns << "::Kernel<Config>::run(p);\n}\n";
+}
+
 std::vector<KernelParam> abiParams(ArrayRef<EmittedParam> params) {
   std::vector<KernelParam> abi;
   abi.reserve(params.size());

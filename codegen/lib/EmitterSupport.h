@@ -97,6 +97,18 @@ void printFieldAssignments(llvm::raw_ostream &os, mlir::StringRef object,
 /// the list's order, `nullptr` for an absent one.
 void printForwardedArguments(llvm::raw_ostream &os,
                              mlir::ArrayRef<EmittedParam> params);
+/// The extern "C" entry point `__launch_bounds__(<launchBounds>) name(...)`
+/// that forwards its parameters to `callee(...)` (a template instantiated
+/// for the Config; nullptr for the absent ones).
+void printForwardingEntryPoint(llvm::raw_ostream &os,
+                               mlir::StringRef launchBounds,
+                               mlir::StringRef name, mlir::StringRef callee,
+                               mlir::ArrayRef<EmittedParam> params);
+/// The extern "C" entry point that fills `<ns>::Params<Config> p` with its
+/// parameters and runs `<ns>::Kernel<Config>::run(p)`.
+void printParamsEntryPoint(llvm::raw_ostream &os, mlir::StringRef launchBounds,
+                           mlir::StringRef name, mlir::StringRef ns,
+                           mlir::ArrayRef<EmittedParam> params);
 /// The ABI's parameter list: the present parameters, in order.
 std::vector<runtime::KernelParam> abiParams(mlir::ArrayRef<EmittedParam> params);
 /// The kernel op's emission attribute (#attn.preprocess_emission or

@@ -147,11 +147,8 @@ FailureOr<EmittedKernel> emitLatentAttention(func::FuncOp function,
 
   std::vector<EmittedParam> params = latentParams(
       op, emission, latentAttentionWorkspaceFloats(limits));
-  os << "extern \"C\" __global__ void __launch_bounds__(Config::kThreads, 1)\n";
-  printSignature(os, name, params);
-  os << " {\n  attnc::latent_attention<Config>(\n      ";
-  printForwardedArguments(os, params);
-  os << ");\n}\n";
+  printForwardingEntryPoint(os, "Config::kThreads, 1", name,
+                            "attnc::latent_attention<Config>", params);
 
   KernelAbi abi;
   abi.name = name;

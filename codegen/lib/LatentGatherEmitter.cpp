@@ -85,11 +85,8 @@ FailureOr<EmittedKernel> emitLatentGather(func::FuncOp function,
       scalarArg("num_tokens", ParamKind::I32),
       scalarArg("num_seqs", ParamKind::I32),
       scalarArg("max_blocks_per_seq", ParamKind::I32)};
-  os << "extern \"C\" __global__ void __launch_bounds__(Config::kWarps * 32)\n";
-  printSignature(os, name, params);
-  os << " {\n  attnc::latent_gather<Config>(\n      ";
-  printForwardedArguments(os, params);
-  os << ");\n}\n";
+  printForwardingEntryPoint(os, "Config::kWarps * 32", name,
+                            "attnc::latent_gather<Config>", params);
 
   KernelAbi abi;
   abi.name = name;

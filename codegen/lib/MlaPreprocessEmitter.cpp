@@ -178,12 +178,8 @@ SmallVector<EmittedParam> kernelParams(const MlaPreprocessKernel &k) {
 /// The extern "C" kernel: its arguments into Params, then the template.
 void printEntryPoint(raw_ostream &os, const MlaPreprocessKernel &k,
                      ArrayRef<EmittedParam> params) {
-  os << "extern \"C\" __global__ void __launch_bounds__(Config::threads_per_block, "
-        "Config::min_blocks_per_sm)\n";
-  printSignature(os, k.name, params);
-  os << " {\n  attnc::mla_preprocess::Params<Config> p{};\n";
-  printFieldAssignments(os, "p", params);
-  os << "  attnc::mla_preprocess::Kernel<Config>::run(p);\n}\n";
+  printParamsEntryPoint(os, "Config::threads_per_block, Config::min_blocks_per_sm",
+                        k.name, "attnc::mla_preprocess", params);
 }
 
 } // namespace

@@ -277,12 +277,8 @@ SmallVector<EmittedParam> kernelParams(const PreprocessKernel &k) {
 /// The extern "C" kernel: its arguments into Params, then the template.
 void printEntryPoint(raw_ostream &os, const PreprocessKernel &k,
                      ArrayRef<EmittedParam> params) {
-  os << "extern \"C\" __global__ void __launch_bounds__(Config::threads_per_block, "
-        "Config::min_blocks_per_sm)\n";
-  printSignature(os, k.name, params);
-  os << " {\n  attnc::preprocess::Params<Config> p{};\n";
-  printFieldAssignments(os, "p", params);
-  os << "  attnc::preprocess::Kernel<Config>::run(p);\n}\n";
+  printParamsEntryPoint(os, "Config::threads_per_block, Config::min_blocks_per_sm",
+                        k.name, "attnc::preprocess", params);
 }
 
 } // namespace
