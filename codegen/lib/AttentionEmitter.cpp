@@ -336,6 +336,28 @@ void printTileConfig(llvm::raw_ostream &os, const AttentionLayer &layer,
     printMember(os, "int", member, value);
 }
 
+/// The ABI of a tensor-core attention kernel (paged or contiguous K/V): row
+/// tiles of each sequence's (token, head) rows plus a spare per sequence,
+/// the KV heads' packs, the splits; the split hints; the shared-memory map.
+KernelAbi tensorCoreAbi(const AttentionLayer &layer,
+                        ArrayRef<EmittedParam> params,
+                        AttentionScheduleAttr schedule,
+                        const attnc::plan::SplitKvLimits &limits,
+                        const AttentionSharedMap &map) {
+  int64_t pack = schedule.getGqaPack(), blockM = schedule.getBlockM();
+  KernelAbi abi;
+  abi.name = layer.name;
+  abi.params = abiParams(params);
+  abi.block = {static_cast<uint32_t>(schedule.getNumWarps() * 32), 1, 1};
+  abi.grid = {GridDimRule::ceilDivPlus("num_tokens", pack, blockM, "num_seqs"),
+              GridDimRule::fixed(layer.numKvHeads * (layer.groupSize / pack)),
+              GridDimRule::ceilDiv("num_kv_splits", 1, 1)};
+  abi.hints = {{"target_ctas", limits.targetCtas},
+               {"max_kv_splits", limits.maxKvSplits}};
+  abi.dynamic_shared_memory_bytes = static_cast<uint32_t>(map.totalBytes);
+  return abi;
+}
+
 } // namespace
 
 /// The tensor-core paged attention kernel (runtime/device/attnc_attention.cuh:
@@ -384,16 +406,7 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
       attnc::plan::attentionWorkspaceFloats(limits, blockM, vPadded));
   printEntryPoint(os, layer.name, "attnc::paged_attention<Config>", params);
 
-  KernelAbi abi;
-  abi.name = layer.name;
-  abi.params = abiParams(params);
-  abi.block = {static_cast<uint32_t>(schedule.getNumWarps() * 32), 1, 1};
-  abi.grid = {GridDimRule::ceilDivPlus("num_tokens", pack, blockM, "num_seqs"),
-              GridDimRule::fixed(layer.numKvHeads * (layer.groupSize / pack)),
-              GridDimRule::ceilDiv("num_kv_splits", 1, 1)};
-  abi.hints = {{"target_ctas", limits.targetCtas},
-               {"max_kv_splits", limits.maxKvSplits}};
-  abi.dynamic_shared_memory_bytes = static_cast<uint32_t>(map.totalBytes);
+  KernelAbi abi = tensorCoreAbi(layer, params, schedule, limits, map);
   return EmittedKernel{layer.name, "attention", layerOf(function), std::move(source),
                        std::move(abi)};
 }
@@ -485,16 +498,7 @@ FailureOr<EmittedKernel> emitVarlenAttention(func::FuncOp function,
        scalarArg("num_kv_splits", ParamKind::I32)});
   printEntryPoint(os, layer.name, "attnc::varlen_attention<Config>", params);
 
-  KernelAbi abi;
-  abi.name = layer.name;
-  abi.params = abiParams(params);
-  abi.block = {static_cast<uint32_t>(schedule.getNumWarps() * 32), 1, 1};
-  abi.grid = {GridDimRule::ceilDivPlus("num_tokens", pack, blockM, "num_seqs"),
-              GridDimRule::fixed(layer.numKvHeads * (layer.groupSize / pack)),
-              GridDimRule::ceilDiv("num_kv_splits", 1, 1)};
-  abi.hints = {{"target_ctas", limits.targetCtas},
-               {"max_kv_splits", limits.maxKvSplits}};
-  abi.dynamic_shared_memory_bytes = static_cast<uint32_t>(map.totalBytes);
+  KernelAbi abi = tensorCoreAbi(layer, params, schedule, limits, map);
   return EmittedKernel{layer.name, "varlen_attention", layerOf(function),
                        std::move(source), std::move(abi)};
 }
