@@ -15,7 +15,9 @@ What a run checks, in code generated for the kernel when the plan is made
 (one comparison per fact, no loops): each tensor's dtype, its shape against
 the ABI (constants, and the symbols the step's tensors bind: num_tokens,
 num_seqs, ...; symbols the plan's own tensors bound are constants by then),
-C-contiguity, 16-byte alignment of the data pointer and the device. On any
+C-contiguity (for a tensor whose ABI entry has "strides", those strides
+instead, by the checked path's rules, passed to the kernel), 16-byte
+alignment of the data pointer and the device. On any
 failure the step's arguments go through the checked path, which raises the
 :class:`~attnc.ArgumentError` that names the argument and the rule, so both
 paths report the same error the same way.
@@ -78,7 +80,9 @@ class LaunchPlan:
     Args:
         model: the :class:`attnc.Model`.
         layer: layer kind name or index.
-        kind: ``"preprocess"`` or ``"attention"``.
+        kind: the kernel kind: ``"preprocess"``, ``"attention"``,
+            ``"latent_attention"``, ``"varlen_attention"`` or
+            ``"latent_gather"``.
         bound: parameter name -> tensor (or None) fixed for the plan's
             lifetime. Every pointer parameter of the kernel must be either
             bound here or listed in `step`.
