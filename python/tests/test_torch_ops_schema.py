@@ -2,10 +2,13 @@
 GPU: the C++ schema (csrc/torch_ops.cpp's m.def), the C++ function's
 argument array (the binding's slots index into it), and torch_ops's argument
 tuples (from which binding() computes the slots); and every pointer
-parameter of the MLA kernels' ABIs has its op argument (op_slots)."""
+parameter of the MLA kernels' ABIs has its op argument (op_slots). With
+torch installed, the Python backend's schemas are the C++ ones too."""
 
+import os
 import re
-from pathlib import Path
+import subprocess
+import sys
 
 import pytest
 
@@ -99,3 +102,36 @@ def test_a_parameter_without_an_argument_is_named(mla):
     with pytest.raises(attnc.ArgumentError) as info:
         torch_ops.op_slots(plan, "latent_attention")  # no cu_seqlens argument
     assert info.value.argument == "cu_seqlens"
+
+
+def normalized(schema_args):
+    """(type, written, name) per argument: alias sets dropped, SymInt as
+    int, defaults dropped."""
+    out = []
+    for arg in schema_args.split(","):
+        kind, name = arg.split()[0], arg.split()[-1].split("=")[0]
+        written = "!" in kind
+        kind = re.sub(r"\(\w+!?\)", "", kind).replace("SymInt", "int")
+        out.append((kind, written, name))
+    return out
+
+
+def test_python_backend_registers_the_cpp_schemas():
+    """The Python custom ops (load("python"), a subprocess: registration is
+    once per process) have the C++ extension's schemas."""
+    pytest.importorskip("torch")
+    ops = list(torch_ops._ARGS)
+    script = ("import attnc.torch_ops as ops, torch\nops.load('python')\n"
+              f"for n in {ops!r}:\n"
+              "    print(getattr(torch.ops.attnc, n).default._schema)\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                            text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == len(ops)
+    for op, line in zip(ops, lines):
+        match = re.search(r'm\.def\("' + op + r'\((.*?)\) -> \(\)"\);', SOURCE, re.S)
+        cpp = "".join(re.findall(r'"([^"]*)"', '"' + match.group(1) + '"'))
+        python = re.fullmatch(r"attnc::" + op + r"\((.*)\) -> \(\)", line).group(1)
+        assert normalized(python) == normalized(cpp), op
