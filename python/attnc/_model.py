@@ -919,6 +919,18 @@ class Model:
                              sinks=sinks, k_scale=k_scale, v_scale=v_scale,
                              workspace=workspace)
 
+    def mla_preprocess_plan(self, layer: Union[str, int], *, kv_norm_weight,
+                            latent_cache, cache_scale=None):
+        """A :class:`~attnc.MlaPreprocessPlan` for `layer`'s MLA preprocess
+        kernel: `kv_norm_weight`, the latent cache and, for an fp8 cache,
+        `cache_scale` are checked once and bound; ``plan.run(kv_a, q_rope,
+        slot_mapping, positions, latent_out=..., q_rope_out=...)`` launches
+        on one step's tensors (the views :meth:`mla_preprocess` takes) with
+        a few microseconds of host time and no allocation (capturable)."""
+        from ._plan import MlaPreprocessPlan
+        return MlaPreprocessPlan(self, layer, kv_norm_weight=kv_norm_weight,
+                                 latent_cache=latent_cache, cache_scale=cache_scale)
+
     def latent_attention_plan(self, layer: Union[str, int], *, latent_cache,
                               cache_scale=None, workspace=None):
         """A :class:`~attnc.LatentAttentionPlan` for `layer`'s MLA decode

@@ -464,6 +464,28 @@ class AttentionPlan(LaunchPlan):
         return self._bound.get(WORKSPACE)
 
 
+class MlaPreprocessPlan(LaunchPlan):
+    """MLA's preprocess kernel (``mla_preprocess``) of one layer with its
+    norm weight and latent cache (and fp8 ``cache_scale``) bound; made by
+    :meth:`attnc.Model.mla_preprocess_plan`. The step tensors may be the
+    strided views :meth:`Model.mla_preprocess` takes (kv_a / latent_out
+    rows, q_rope / q_rope_out tokens and heads; latent_out may be kv_a and
+    q_rope_out may be q_rope or a view into the absorbed query)."""
+
+    def __init__(self, model, layer, **bound):
+        step = ["kv_a", "q_rope", "slot_mapping", "positions", "latent_out",
+                "q_rope_out"]
+        super().__init__(model, layer, "mla_preprocess", bound=bound, step=step)
+
+    def run(self, kv_a, q_rope, slot_mapping, positions, *, latent_out, q_rope_out,
+            stream=None):
+        """Runs the preprocess (as :meth:`Model.mla_preprocess`) on one
+        step's tensors, all given. Returns ``(latent_out, q_rope_out)``."""
+        self._run(kv_a, q_rope, slot_mapping, positions, latent_out, q_rope_out,
+                  stream=stream)
+        return latent_out, q_rope_out
+
+
 class LatentAttentionPlan(LaunchPlan):
     """MLA's absorbed decode kernel (``latent_attention``) of one layer with
     its latent cache (and fp8 ``cache_scale``, split-KV workspace) bound;

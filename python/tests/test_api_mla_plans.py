@@ -501,3 +501,128 @@ def test_latent_gather_plan_without_fp8_takes_no_scale(bf16, stub_torch):
     with pytest.raises(attnc.ArgumentError) as info:
         bf16.latent_gather_plan(LAYER, latent_cache=cache, cache_scale=Tensor((), "f32"))
     assert info.value.argument == "cache_scale"
+
+
+# ---- mla_preprocess ----------------------------------------------------------------
+
+PRE_LAYER = "attnc_test_mla_pre"
+
+
+def preprocess_ir(fp8: bool) -> str:
+    cache = f"tensor<?x{PAGE}x{R + P}x{'f8E4M3FN' if fp8 else 'bf16'}>"
+    scale, scale_type = (" scale %s", " scale tensor<f32>") if fp8 else ("", "")
+    return f"""
+func.func @{PRE_LAYER}(%kv_a: tensor<?x{R + P}xbf16>, %q_pe: tensor<?x{H}x{P}xbf16>,
+    %slots: tensor<?xi64>, %pos: tensor<?xi64>, %w: tensor<{R}xbf16>,
+    %cache: {cache}{", %s: tensor<f32>" if fp8 else ""})
+    -> (tensor<?x{R + P}xbf16>, tensor<?x{H}x{P}xbf16>, {cache}) {{
+  %lat, %qr, %c = attn.mla_preprocess %kv_a, %q_pe, %slots, %pos, %w into %cache{scale}
+      {{num_heads = {H}, kv_lora_rank = {R}, rope_head_dim = {P}, norm_eps = 1.0e-6 : f64,
+        rope_style = #attn.rope_style<gptj>, theta = 1.0e4 : f64}}
+      : tensor<?x{R + P}xbf16>, tensor<?x{H}x{P}xbf16>, tensor<?xi64>, tensor<?xi64>,
+        tensor<{R}xbf16> into {cache}{scale_type}
+  return %lat, %qr, %c : tensor<?x{R + P}xbf16>, tensor<?x{H}x{P}xbf16>, {cache}
+}}
+"""
+
+
+@pytest.fixture(scope="module")
+def pre_models(fake_context):
+    return {fp8: attnc.compile_ir(preprocess_ir(fp8), context=fake_context)
+            for fp8 in (False, True)}
+
+
+@pytest.mark.parametrize("fp8", [False, True], ids=["bf16", "fp8"])
+@pytest.mark.parametrize("tokens", [5, 1])
+def test_mla_preprocess_plan_launch(pre_models, launches, fp8, tokens):
+    """The engine's views: kv_a rows of a wider projection output, written in
+    place (latent_out is kv_a); q_rope the rope part of q [T, H, 192], its
+    output the rope part of the absorbed query [T, H, 576]."""
+    model = pre_models[fp8]
+    cache_dtype = "fp8_e4m3" if fp8 else "bf16"
+    cache = view((6, PAGE, 640), (6, PAGE, R + P), cache_dtype)
+    weight = Tensor((R,), "bf16")
+    scale = Tensor((), "f32") if fp8 else None
+    plan = model.mla_preprocess_plan(PRE_LAYER, kv_norm_weight=weight, latent_cache=cache,
+                                     cache_scale=scale)
+    launches.params = len(plan._kplan.params)
+    kv_a = view((tokens, 2112), (tokens, R + P), "bf16", offset=1536)
+    q = Tensor((tokens, H, 192), "bf16")
+    q_rope = view(q.shape, (tokens, H, P), "bf16", offset=128, base=q)
+    q_abs = Tensor((tokens, H, R + P), "bf16")
+    q_rope_out = view(q_abs.shape, (tokens, H, P), "bf16", offset=R, base=q_abs)
+    slots, positions = Tensor((tokens,), "i64"), Tensor((tokens,), "i64")
+    assert plan.run(kv_a, q_rope, slots, positions, latent_out=kv_a,
+                    q_rope_out=q_rope_out) == (kv_a, q_rope_out)
+    model.mla_preprocess(PRE_LAYER, kv_a, q_rope, slot_mapping=slots, positions=positions,
+                         kv_norm_weight=weight, latent_cache=cache, cache_scale=scale,
+                         latent_out=kv_a, q_rope_out=q_rope_out, stream=STREAM)
+    ran, checked = launches
+    assert ran["args"] == checked["args"]
+    names = plan._kplan.param_names
+    kinds = {q["name"]: q["kind"] for q in plan._kplan.params}
+    got = {n: (i32_of(v) if kinds[n] == "i32" else v) for n, v in zip(names, ran["args"])}
+    # Dims of size 1 (one token) take the contiguous strides.
+    row = 2112 if tokens > 1 else R + P
+    want = {"kv_a": kv_a.ptr, "q_rope": q_rope.ptr, "slot_mapping": slots.ptr,
+            "positions": positions.ptr, "kv_norm_weight": weight.ptr,
+            "latent_cache": cache.ptr, "latent_out": kv_a.ptr, "q_rope_out": q_rope_out.ptr,
+            "kv_a_row_stride": row, "latent_out_row_stride": row,
+            "q_rope_token_stride": H * 192 if tokens > 1 else H * P,
+            "q_rope_head_stride": 192,
+            "q_rope_out_token_stride": H * (R + P) if tokens > 1 else H * P,
+            "q_rope_out_head_stride": R + P,
+            "latent_cache_block_stride": PAGE * 640, "latent_cache_token_stride": 640,
+            "num_tokens": tokens}
+    if fp8:
+        want["cache_scale"] = scale.ptr
+    assert got == want
+    assert q_rope.ptr == q.ptr + 128 * 2 and q_rope_out.ptr == q_abs.ptr + R * 2
+    assert ran["launched"] == 1 and ran["grid"] == [-(-tokens // 2), 1, 1]
+
+
+@pytest.mark.parametrize("what,argument,rule_part", [
+    ("q_rope_head_dim", "q_rope", "stride 1"),
+    ("kv_a_rows", "kv_a", "multiple of 16 bytes"),
+    ("positions", "positions", "num_tokens"),
+    ("latent_out", "latent_out", "dtype"),
+])
+def test_mla_preprocess_plan_errors_are_the_checked_paths(pre_models, launches, what,
+                                                          argument, rule_part):
+    model = pre_models[False]
+    cache, weight = Tensor((6, PAGE, R + P), "bf16"), Tensor((R,), "bf16")
+    plan = model.mla_preprocess_plan(PRE_LAYER, kv_norm_weight=weight, latent_cache=cache)
+    launches.params = len(plan._kplan.params)
+    step = {"kv_a": Tensor((5, R + P), "bf16"), "q_rope": Tensor((5, H, P), "bf16"),
+            "slot_mapping": Tensor((5,), "i64"), "positions": Tensor((5,), "i64"),
+            "latent_out": Tensor((5, R + P), "bf16"), "q_rope_out": Tensor((5, H, P), "bf16")}
+    if what == "q_rope_head_dim":
+        step["q_rope"] = Tensor((5, H, P), "bf16", strides=(H * P * 2, P * 2, 2))
+    elif what == "kv_a_rows":
+        step["kv_a"] = view((5, R + P + 4), (5, R + P), "bf16")  # 1160-byte rows
+    elif what == "positions":
+        step["positions"] = Tensor((4,), "i64")
+    else:
+        step["latent_out"] = Tensor((5, R + P), "f32")
+    got = checked_error(lambda: plan.run(
+        step["kv_a"], step["q_rope"], step["slot_mapping"], step["positions"],
+        latent_out=step["latent_out"], q_rope_out=step["q_rope_out"]))
+    want = checked_error(lambda: model.mla_preprocess(
+        PRE_LAYER, step["kv_a"], step["q_rope"], slot_mapping=step["slot_mapping"],
+        positions=step["positions"], kv_norm_weight=weight, latent_cache=cache,
+        latent_out=step["latent_out"], q_rope_out=step["q_rope_out"], stream=STREAM))
+    assert got == want
+    assert got[0] == argument and rule_part in got[1], got
+    assert launches == []
+
+
+def test_mla_preprocess_plan_checks_its_tensors_once(pre_models, stub_torch):
+    model = pre_models[True]
+    cache, weight = Tensor((6, PAGE, R + P), "fp8_e4m3"), Tensor((R,), "bf16")
+    argument, rule = checked_error(lambda: model.mla_preprocess_plan(
+        PRE_LAYER, kv_norm_weight=weight, latent_cache=cache))
+    assert argument == "cache_scale" and "missing" in rule, rule
+    argument, rule = checked_error(lambda: model.mla_preprocess_plan(
+        PRE_LAYER, kv_norm_weight=Tensor((R + 1,), "bf16"), latent_cache=cache,
+        cache_scale=Tensor((), "f32")))
+    assert argument == "kv_norm_weight" and str(R) in rule, rule

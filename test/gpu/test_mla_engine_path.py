@@ -436,3 +436,137 @@ def test_latent_gather_plan_and_op(model, fp8_model, fp8):
     assert info.value.argument == "out" and "dtype" in info.value.rule
     torch.cuda.synchronize()
     assert torch.isnan(out).all()
+
+
+# ---- mla_preprocess -----------------------------------------------------------------
+
+PRE_TOKENS, PRE_BLOCKS = 37, 3
+
+
+def preprocess_ir(fp8: bool) -> str:
+    cache = f"tensor<?x{PAGE}x{R + P}x{'f8E4M3FN' if fp8 else 'bf16'}>"
+    scale, scale_type = (" scale %s", " scale tensor<f32>") if fp8 else ("", "")
+    return f"""
+func.func @{LAYER}(%kv_a: tensor<?x{R + P}xbf16>, %q_pe: tensor<?x{H}x{P}xbf16>,
+    %slots: tensor<?xi64>, %pos: tensor<?xi64>, %w: tensor<{R}xbf16>,
+    %cache: {cache}{", %s: tensor<f32>" if fp8 else ""})
+    -> (tensor<?x{R + P}xbf16>, tensor<?x{H}x{P}xbf16>, {cache}) {{
+  %lat, %qr, %c = attn.mla_preprocess %kv_a, %q_pe, %slots, %pos, %w into %cache{scale}
+      {{num_heads = {H}, kv_lora_rank = {R}, rope_head_dim = {P}, norm_eps = 1.0e-6 : f64,
+        rope_style = #attn.rope_style<gptj>, rope_deinterleave = true, theta = 1.0e4 : f64}}
+      : tensor<?x{R + P}xbf16>, tensor<?x{H}x{P}xbf16>, tensor<?xi64>, tensor<?xi64>,
+        tensor<{R}xbf16> into {cache}{scale_type}
+  return %lat, %qr, %c : tensor<?x{R + P}xbf16>, tensor<?x{H}x{P}xbf16>, {cache}
+}}
+"""
+
+
+@pytest.fixture(scope="module")
+def pre_models(attnc_context):
+    return {fp8: attnc.compile_ir(preprocess_ir(fp8), context=attnc_context)
+            for fp8 in (False, True)}
+
+
+class PreStep:
+    """Fresh random preprocess inputs as an engine holds them: kv_a the last
+    576 columns of a [T, 2112] projection output, q_rope the rope part of q
+    [T, H, 192]; slots a random subset of the cache's rows with two padding
+    (-1) tokens; outputs poisoned: a NaN cache (0xFF bytes), latent_out, and
+    q_rope_out as the rope part of a NaN absorbed query [T, H, 576]."""
+
+    def __init__(self, seed, fp8):
+        g = torch.Generator(device="cuda")
+        g.manual_seed(seed)
+        T = PRE_TOKENS
+        self.kv_base = torch.randn(T, 2112, device="cuda", generator=g).to(torch.bfloat16)
+        self.kv_a = self.kv_base[:, 2112 - (R + P):]
+        self.q = torch.randn(T, H, 192, device="cuda", generator=g).to(torch.bfloat16)
+        self.q_rope = self.q[..., 128:]
+        slots = torch.randperm(PRE_BLOCKS * PAGE, device="cuda", generator=g)[:T]
+        slots[3] = slots[20] = -1
+        self.slot_mapping = slots.to(torch.int64)
+        self.positions = torch.randint(0, 8192, (T,), device="cuda", generator=g)
+        self.weight = (1 + 0.1 * torch.randn(R, device="cuda", generator=g)).to(torch.bfloat16)
+        dtype = torch.float8_e4m3fn if fp8 else torch.bfloat16
+        self.cache = torch.empty(PRE_BLOCKS, PAGE, R + P, dtype=dtype, device="cuda")
+        self.scale = torch.tensor(0.05, device="cuda") if fp8 else None
+        self.latent_out = poisoned((T, R + P))
+        self.q_abs = poisoned((T, H, R + P))
+        self.q_rope_out = self.q_abs[..., R:]
+        self.poison()
+
+    def poison(self):
+        self.cache.view(torch.uint8).fill_(0xFF)
+        self.latent_out.fill_(float("nan"))
+        self.q_abs.fill_(float("nan"))
+
+    def inputs(self):
+        return self.kv_a, self.q_rope, self.slot_mapping, self.positions
+
+    def copy_into(self, other):
+        for name in ("kv_base", "q", "slot_mapping", "positions"):
+            getattr(other, name).copy_(getattr(self, name))
+
+    def results(self):
+        return (self.cache.view(torch.uint8), self.latent_out.view(torch.int16),
+                self.q_abs.view(torch.int16))
+
+
+def checked_preprocess(model, s):
+    model.mla_preprocess(LAYER, *s.inputs()[:2], slot_mapping=s.slot_mapping,
+                         positions=s.positions, kv_norm_weight=s.weight,
+                         latent_cache=s.cache, cache_scale=s.scale,
+                         latent_out=s.latent_out, q_rope_out=s.q_rope_out)
+    torch.cuda.synchronize()
+    assert not torch.isnan(s.latent_out).any()
+    assert not torch.isnan(s.q_rope_out).any()
+    assert torch.isnan(s.q_abs[..., :R]).all()  # outside q_rope_out: untouched
+    return s.results()
+
+
+def assert_same(got, want):
+    for g, w in zip(got, want):
+        assert torch.equal(g, w)
+
+
+@pytest.mark.parametrize("fp8", [False, True], ids=["bf16", "fp8"])
+def test_mla_preprocess_plan(pre_models, fp8):
+    model = pre_models[fp8]
+    want = checked_preprocess(model, PreStep(71, fp8))
+    s = PreStep(71, fp8)
+    plan = model.mla_preprocess_plan(LAYER, kv_norm_weight=s.weight, latent_cache=s.cache,
+                                     cache_scale=s.scale)
+
+    def run():
+        plan.run(*s.inputs(), latent_out=s.latent_out, q_rope_out=s.q_rope_out)
+
+    run()
+    torch.cuda.synchronize()
+    assert_same(s.results(), want)
+    s.poison()
+    on_side_stream(run)
+    assert_same(s.results(), want)
+
+    fresh = PreStep(72, fp8)
+    want2 = checked_preprocess(model, PreStep(72, fp8))
+    replayed(run, lambda: (fresh.copy_into(s), s.poison()), [])
+    assert_same(s.results(), want2)
+
+    # In place: latent_out is kv_a, q_rope_out is q_rope.
+    ref, s = PreStep(73, fp8), PreStep(73, fp8)
+    model.mla_preprocess(LAYER, ref.kv_a, ref.q_rope, slot_mapping=ref.slot_mapping,
+                         positions=ref.positions, kv_norm_weight=ref.weight,
+                         latent_cache=ref.cache, cache_scale=ref.scale,
+                         latent_out=ref.kv_a, q_rope_out=ref.q_rope)
+    plan = model.mla_preprocess_plan(LAYER, kv_norm_weight=s.weight, latent_cache=s.cache,
+                                     cache_scale=s.scale)
+    plan.run(*s.inputs(), latent_out=s.kv_a, q_rope_out=s.q_rope)
+    torch.cuda.synchronize()
+    assert torch.equal(s.kv_base.view(torch.int16), ref.kv_base.view(torch.int16))
+    assert torch.equal(s.q.view(torch.int16), ref.q.view(torch.int16))
+    assert torch.equal(s.cache.view(torch.uint8), ref.cache.view(torch.uint8))
+
+    with pytest.raises(attnc.ArgumentError) as info:
+        plan.run(s.kv_a, s.q_rope, s.slot_mapping, s.positions[:-1], latent_out=s.latent_out,
+                 q_rope_out=s.q_rope_out)
+    assert info.value.argument == "positions" and "num_tokens" in info.value.rule
