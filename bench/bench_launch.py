@@ -24,6 +24,9 @@ flagged):
   F.rms_norm, SDPA decode ................. torch, same shapes
   graph replay ............................ one CUDA graph of preprocess +
                                             attention, replay cost per call
+  mla_preprocess plan.run / torch op /
+    checked ............................... MLA preprocess of the decode
+                                            step's tokens (same model)
   latent_attention plan.run / torch op /
     checked ............................... MLA absorbed decode (deepseek-v3
                                             at TP 8: 16 heads, 576/512, bf16
@@ -164,7 +167,8 @@ def make_mla_step(mla, layer, T, dev):
 
 
 def mla_rows(mla, layer, T, dev, n, backend):
-    """latent_attention through the plan, the torch op and the checked path."""
+    """mla_preprocess and latent_attention through the plan, the torch op and
+    the checked path."""
     m = make_mla_step(mla, layer, T, dev)
     plan = mla.latent_attention_plan(layer, latent_cache=m["latent_cache"])
     plan.plan(T, T)
@@ -172,7 +176,8 @@ def mla_rows(mla, layer, T, dev, n, backend):
     ws = ops.workspace(mla, layer, kind="latent_attention")
     step = (m["query"], m["block_tables"], m["seq_lens"], m["query_start_loc"])
     op = torch.ops.attnc.latent_attention
-    return {
+    rows = mla_preprocess_rows(mla, layer, m, T, dev, n, backend)
+    return rows | {
         "latent_attention plan.run": row(lambda: plan.run(*step, out=m["out"]), n),
         f"latent_attention torch op ({backend})": row(lambda: op(
             binding, m["query"], m["latent_cache"], *step[1:], None, m["out"], ws, 0), n),
@@ -182,6 +187,41 @@ def mla_rows(mla, layer, T, dev, n, backend):
                 block_tables=m["block_tables"], seq_lens=m["seq_lens"],
                 query_start_loc=m["query_start_loc"], out=m["out"], workspace=ws),
             max(n // 3, 300)),
+    }
+
+
+def mla_preprocess_rows(mla, layer, m, T, dev, n, backend):
+    """mla_preprocess through the plan, the torch op and the checked path,
+    into the decode step's latent cache (one token per sequence, its last
+    cache row)."""
+    param = {p["name"]: p for p in mla.kernel(layer, "mla_preprocess").abi["params"]}
+    width = param["kv_a"]["shape"][1]
+    _, heads, rope = param["q_rope"]["shape"]
+    rank = param["kv_norm_weight"]["shape"][0]
+    g = torch.Generator(device=dev).manual_seed(200 + T)
+    kv_a = torch.randn(T, width, device=dev, generator=g).to(torch.bfloat16)
+    q_rope = torch.randn(T, heads, rope, device=dev, generator=g).to(torch.bfloat16)
+    weight = torch.randn(rank, device=dev, generator=g).to(torch.bfloat16)
+    page = m["latent_cache"].shape[1]
+    slots = (m["block_tables"][:, -1].to(torch.int64) * page + MLA_KEYS - 1).contiguous()
+    positions = torch.full((T,), MLA_KEYS - 1, device=dev, dtype=torch.int64)
+    latent_out, q_rope_out = torch.empty_like(kv_a), torch.empty_like(q_rope)
+    cache = m["latent_cache"]
+    plan = mla.mla_preprocess_plan(layer, kv_norm_weight=weight, latent_cache=cache)
+    binding = ops.binding(mla, layer, "mla_preprocess")
+    op = torch.ops.attnc.mla_preprocess
+    return {
+        "mla_preprocess plan.run": row(lambda: plan.run(
+            kv_a, q_rope, slots, positions, latent_out=latent_out,
+            q_rope_out=q_rope_out), n),
+        f"mla_preprocess torch op ({backend})": row(lambda: op(
+            binding, kv_a, q_rope, slots, positions, weight, cache, None, latent_out,
+            q_rope_out), n),
+        "mla_preprocess checked (Model.mla_preprocess)": row(
+            lambda: mla.mla_preprocess(
+                layer, kv_a, q_rope, slot_mapping=slots, positions=positions,
+                kv_norm_weight=weight, latent_cache=cache, latent_out=latent_out,
+                q_rope_out=q_rope_out), max(n // 3, 300)),
     }
 
 
