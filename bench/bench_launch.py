@@ -24,6 +24,17 @@ flagged):
   F.rms_norm, SDPA decode ................. torch, same shapes
   graph replay ............................ one CUDA graph of preprocess +
                                             attention, replay cost per call
+  mla_preprocess plan.run / torch op /
+    checked ............................... MLA preprocess of the decode
+                                            step's tokens (same model)
+  latent_attention plan.run / torch op /
+    checked ............................... MLA absorbed decode (deepseek-v3
+                                            at TP 8: 16 heads, 576/512, bf16
+                                            latent cache of 64-token pages,
+                                            64 keys per sequence) through
+                                            attnc.LatentAttentionPlan,
+                                            torch.ops.attnc.latent_attention
+                                            and Model.latent_attention
 
 Usage (GPU machine): PYTHONPATH=python ATTNC_LIBRARY=build/lib/libattnc.so \
     python3 bench/bench_launch.py [--n 3000] [--backend auto|cpp|python]
@@ -46,6 +57,9 @@ import attnc.torch_ops as ops
 HQ, HKV, D, BS, KEYS = 32, 8, 128, 16, 16
 CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                       "examples", "configs", "qwen3-8b.json")
+MLA_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                          "examples", "configs", "deepseek-v3.json")
+MLA_TP, MLA_KEYS = 8, 64
 
 
 def per_call_us(fn, n, reps=3):
@@ -131,6 +145,86 @@ def make_step(T, dev):
     return step
 
 
+def make_mla_step(mla, layer, T, dev):
+    """One MLA decode step of T sequences (one query row, MLA_KEYS keys
+    each), shapes from the kernel's ABI."""
+    param = {p["name"]: p for p in mla.kernel(layer, "latent_attention").abi["params"]}
+    _, heads, width = param["query"]["shape"]
+    _, page, _ = param["latent_cache"]["shape"]
+    rank = param["output"]["shape"][2]
+    blocks_per_seq = -(-MLA_KEYS // page)
+    g = torch.Generator(device=dev).manual_seed(100 + T)
+    return {
+        "query": torch.randn(T, heads, width, device=dev, generator=g).to(torch.bfloat16),
+        "latent_cache": torch.randn(T * blocks_per_seq + 4, page, width, device=dev,
+                                    generator=g).to(torch.bfloat16),
+        "block_tables": torch.arange(T * blocks_per_seq, device=dev,
+                                     dtype=torch.int32).view(T, blocks_per_seq),
+        "seq_lens": torch.full((T,), MLA_KEYS, device=dev, dtype=torch.int32),
+        "query_start_loc": torch.arange(T + 1, device=dev, dtype=torch.int32),
+        "out": torch.empty(T, heads, rank, device=dev, dtype=torch.bfloat16),
+    }
+
+
+def mla_rows(mla, layer, T, dev, n, backend):
+    """mla_preprocess and latent_attention through the plan, the torch op and
+    the checked path."""
+    m = make_mla_step(mla, layer, T, dev)
+    plan = mla.latent_attention_plan(layer, latent_cache=m["latent_cache"])
+    plan.plan(T, T)
+    binding = ops.binding(mla, layer, "latent_attention")
+    ws = ops.workspace(mla, layer, kind="latent_attention")
+    step = (m["query"], m["block_tables"], m["seq_lens"], m["query_start_loc"])
+    op = torch.ops.attnc.latent_attention
+    rows = mla_preprocess_rows(mla, layer, m, T, dev, n, backend)
+    return rows | {
+        "latent_attention plan.run": row(lambda: plan.run(*step, out=m["out"]), n),
+        f"latent_attention torch op ({backend})": row(lambda: op(
+            binding, m["query"], m["latent_cache"], *step[1:], None, m["out"], ws, 0), n),
+        "latent_attention checked (Model.latent_attention)": row(
+            lambda: mla.latent_attention(
+                layer, m["query"], latent_cache=m["latent_cache"],
+                block_tables=m["block_tables"], seq_lens=m["seq_lens"],
+                query_start_loc=m["query_start_loc"], out=m["out"], workspace=ws),
+            max(n // 3, 300)),
+    }
+
+
+def mla_preprocess_rows(mla, layer, m, T, dev, n, backend):
+    """mla_preprocess through the plan, the torch op and the checked path,
+    into the decode step's latent cache (one token per sequence, its last
+    cache row)."""
+    param = {p["name"]: p for p in mla.kernel(layer, "mla_preprocess").abi["params"]}
+    width = param["kv_a"]["shape"][1]
+    _, heads, rope = param["q_rope"]["shape"]
+    rank = param["kv_norm_weight"]["shape"][0]
+    g = torch.Generator(device=dev).manual_seed(200 + T)
+    kv_a = torch.randn(T, width, device=dev, generator=g).to(torch.bfloat16)
+    q_rope = torch.randn(T, heads, rope, device=dev, generator=g).to(torch.bfloat16)
+    weight = torch.randn(rank, device=dev, generator=g).to(torch.bfloat16)
+    page = m["latent_cache"].shape[1]
+    slots = (m["block_tables"][:, -1].to(torch.int64) * page + MLA_KEYS - 1).contiguous()
+    positions = torch.full((T,), MLA_KEYS - 1, device=dev, dtype=torch.int64)
+    latent_out, q_rope_out = torch.empty_like(kv_a), torch.empty_like(q_rope)
+    cache = m["latent_cache"]
+    plan = mla.mla_preprocess_plan(layer, kv_norm_weight=weight, latent_cache=cache)
+    binding = ops.binding(mla, layer, "mla_preprocess")
+    op = torch.ops.attnc.mla_preprocess
+    return {
+        "mla_preprocess plan.run": row(lambda: plan.run(
+            kv_a, q_rope, slots, positions, latent_out=latent_out,
+            q_rope_out=q_rope_out), n),
+        f"mla_preprocess torch op ({backend})": row(lambda: op(
+            binding, kv_a, q_rope, slots, positions, weight, cache, None, latent_out,
+            q_rope_out), n),
+        "mla_preprocess checked (Model.mla_preprocess)": row(
+            lambda: mla.mla_preprocess(
+                layer, kv_a, q_rope, slot_mapping=slots, positions=positions,
+                kv_norm_weight=weight, latent_cache=cache, latent_out=latent_out,
+                q_rope_out=q_rope_out), max(n // 3, 300)),
+    }
+
+
 def c_rows(model, layer, s, n):
     """cuLaunchKernel vs attnc_launch_plan_run on the same CUfunction, both
     through ctypes with pre-built argument arrays."""
@@ -193,9 +287,12 @@ def main():
     op_build_s = time.perf_counter() - t0
     model = attnc.compile(CONFIG)
     layer = "full_attention"
+    mla = attnc.compile(MLA_CONFIG, tp=MLA_TP)
+    mla_layer = next(k.layer for k in mla.kernels if k.kind == "latent_attention")
     results = {"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(0),
                "python": platform.python_version(), "torch": torch.__version__,
                "n": args.n, "op_backend": backend, "op_build_s": round(op_build_s, 1),
+               "mla": {"config": "deepseek-v3", "tp": MLA_TP, "keys_per_seq": MLA_KEYS},
                "rows": {}}
     for T in (1, 16):
         s = make_step(T, dev)
@@ -245,12 +342,13 @@ def main():
         graph = capture(step_fn)
         rows["graph replay (preprocess + attention)"] = row(graph.replay, args.n,
                                                             capture=False)
+        rows.update(mla_rows(mla, mla_layer, T, dev, args.n, backend))
         results["rows"][f"T={T}"] = {
             k: {"host_us": round(h, 2), "gpu_us": None if g is None else round(g, 2),
                 "gpu_bound": g is not None and g >= h}
             for k, (h, g) in rows.items()}
-        print(f"== T={T}, {KEYS} keys (host us per call, back to back, min of 3; "
-              "GPU us per call in a graph)")
+        print(f"== T={T}, {KEYS} keys ({MLA_KEYS} for latent_attention; host us per call, "
+              "back to back, min of 3; GPU us per call in a graph)")
         for k, (h, g) in rows.items():
             flag = "  (GPU-bound: host figure is an upper bound)" if g is not None and g >= h else ""
             gpu = "    -  " if g is None else f"{g:7.2f}"

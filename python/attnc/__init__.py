@@ -21,7 +21,9 @@ from .errors import (ArgumentError, AttncError, AttncWarning, BundleIOError,
                      InternalError, InvalidArgumentError, LibraryNotFoundError,
                      NoDriverError, NotFoundError)
 from ._model import Context, Kernel, Model, compile, compile_ir, config_to_json, load
-from ._plan import AttentionPlan, LaunchPlan, PreprocessPlan
+from ._plan import (AttentionPlan, LatentAttentionPlan, LatentGatherPlan,
+                    LaunchPlan, MlaPreprocessPlan, PreprocessPlan,
+                    VarlenAttentionPlan)
 from . import _library
 
 __version__ = "0.1.0"
@@ -45,6 +47,8 @@ def version() -> str:
 __all__ = [
     "compile", "compile_ir", "load", "Model", "Kernel", "Context", "config_to_json",
     "PreprocessPlan", "AttentionPlan", "LaunchPlan",
+    "MlaPreprocessPlan", "LatentAttentionPlan", "VarlenAttentionPlan",
+    "LatentGatherPlan",
     "library_path", "version",
     "AttncError", "LibraryNotFoundError", "InvalidArgumentError", "ConfigError",
     "ArgumentError", "CompileError", "CudaError", "NoDriverError",

@@ -383,8 +383,14 @@ def stride_granule(param: Mapping[str, Any], arg: TensorArg) -> int:
     dim) that are not a whole number of 16-byte chunks, the largest power of
     two dividing the row's bytes (such rows are copied in pieces of at most
     that size; contiguous tensors of any head dim stay accepted)."""
-    itemsize = ITEMSIZE.get(param.get("dtype"), 1)
-    row_bytes = (arg.shape[-1] if arg.shape else 1) * itemsize
+    return row_granule(ITEMSIZE.get(param.get("dtype"), 1),
+                       arg.shape[-1] if arg.shape else 1)
+
+
+def row_granule(itemsize: int, row: int) -> int:
+    """:func:`stride_granule` for rows of `row` elements of `itemsize`
+    bytes."""
+    row_bytes = row * itemsize
     if row_bytes <= 0 or row_bytes % ALIGNMENT == 0:
         return ALIGNMENT
     return min(ALIGNMENT, row_bytes & -row_bytes)

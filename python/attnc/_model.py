@@ -919,6 +919,66 @@ class Model:
                              sinks=sinks, k_scale=k_scale, v_scale=v_scale,
                              workspace=workspace)
 
+    def mla_preprocess_plan(self, layer: Union[str, int], *, kv_norm_weight,
+                            latent_cache, cache_scale=None):
+        """A :class:`~attnc.MlaPreprocessPlan` for `layer`'s MLA preprocess
+        kernel: `kv_norm_weight`, the latent cache and, for an fp8 cache,
+        `cache_scale` are checked once and bound; ``plan.run(kv_a, q_rope,
+        slot_mapping, positions, latent_out=..., q_rope_out=...)`` launches
+        on one step's tensors (the views :meth:`mla_preprocess` takes) with
+        a few microseconds of host time and no allocation (capturable)."""
+        from ._plan import MlaPreprocessPlan
+        return MlaPreprocessPlan(self, layer, kv_norm_weight=kv_norm_weight,
+                                 latent_cache=latent_cache, cache_scale=cache_scale)
+
+    def latent_attention_plan(self, layer: Union[str, int], *, latent_cache,
+                              cache_scale=None, workspace=None):
+        """A :class:`~attnc.LatentAttentionPlan` for `layer`'s MLA decode
+        kernel: the latent cache (any view :meth:`latent_attention` takes)
+        and, for an fp8 cache, `cache_scale` are checked once and bound,
+        with a split-KV `workspace` (given: zero-filled, at least
+        :meth:`latent_attention_workspace_size` float32 elements; None: the
+        plan makes its own, zero-filled now). ``plan.plan(num_tokens,
+        num_seqs, num_kv_splits=None)`` fixes a batch shape's split count
+        (as :meth:`latent_attention_splits`); ``plan.run(query,
+        block_tables, seq_lens, query_start_loc, out=...)`` launches on one
+        step's tensors with a few microseconds of host time and no
+        allocation (capturable). Make plans before capturing; one plan per
+        stream (runs share the workspace); the bound tensors must outlive
+        the plan's runs."""
+        from ._plan import LatentAttentionPlan
+        return LatentAttentionPlan(self, layer, latent_cache=latent_cache,
+                                   cache_scale=cache_scale, workspace=workspace)
+
+    def varlen_attention_plan(self, layer: Union[str, int], *, workspace=None):
+        """A :class:`~attnc.VarlenAttentionPlan` for `layer`'s varlen
+        attention kernel (MLA's decompressed prefill): only the split-KV
+        `workspace` is bound (given: zero-filled, at least
+        :meth:`varlen_attention_workspace_size` float32 elements; None: the
+        plan makes its own). ``plan.plan(num_tokens, num_seqs,
+        num_kv_splits=None)`` fixes a batch shape's split count;
+        ``plan.run(query, key, value, cu_seqlens_q, cu_seqlens_k, out=...)``
+        launches (query/key/value may be strided views, as for
+        :meth:`varlen_attention`). One plan per stream."""
+        from ._plan import VarlenAttentionPlan
+        return VarlenAttentionPlan(self, layer, workspace=workspace)
+
+    def varlen_attention_workspace_size(self, layer: Union[str, int]) -> Optional[int]:
+        """W, the float32 elements of `layer`'s varlen attention split-KV
+        workspace, or None when the kernel has none."""
+        return self._workspace_size(layer, "varlen_attention")
+
+    def latent_gather_plan(self, layer: Union[str, int], *, latent_cache,
+                           cache_scale=None):
+        """A :class:`~attnc.LatentGatherPlan` for `layer`'s latent gather
+        kernel: the latent cache and, for an fp8 cache, `cache_scale` are
+        checked once and bound; ``plan.run(block_tables, cu_seqlens,
+        out=...)`` launches (``out`` always given: the plan never reads
+        ``cu_seqlens[-1]`` from the device)."""
+        from ._plan import LatentGatherPlan
+        return LatentGatherPlan(self, layer, latent_cache=latent_cache,
+                                cache_scale=cache_scale)
+
     def attention_splits(self, layer: Union[str, int], num_tokens: int,
                          num_seqs: int, *, num_kv_splits: Optional[int] = None,
                          **symbols: int) -> int:

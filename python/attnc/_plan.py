@@ -15,7 +15,9 @@ What a run checks, in code generated for the kernel when the plan is made
 (one comparison per fact, no loops): each tensor's dtype, its shape against
 the ABI (constants, and the symbols the step's tensors bind: num_tokens,
 num_seqs, ...; symbols the plan's own tensors bound are constants by then),
-C-contiguity, 16-byte alignment of the data pointer and the device. On any
+C-contiguity (for a tensor whose ABI entry has "strides", those strides
+instead, by the checked path's rules, passed to the kernel), 16-byte
+alignment of the data pointer and the device. On any
 failure the step's arguments go through the checked path, which raises the
 :class:`~attnc.ArgumentError` that names the argument and the rule, so both
 paths report the same error the same way.
@@ -34,9 +36,10 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from .errors import ArgumentError
 from ._launch import (KV_SPLITS, WORKSPACE, KernelPlan, _Bindings,
                       check_argument, choose_kv_splits, prepare_launch,
-                      zeroed_workspace)
+                      row_granule, zeroed_workspace)
 from ._streams import resolve_stream
-from ._tensors import ALIGNMENT, from_object, import_torch, torch_dtype
+from ._tensors import (ALIGNMENT, ITEMSIZE, from_object, import_torch,
+                       torch_dtype)
 
 _INT32_MAX = 2**31 - 1
 
@@ -77,7 +80,9 @@ class LaunchPlan:
     Args:
         model: the :class:`attnc.Model`.
         layer: layer kind name or index.
-        kind: ``"preprocess"`` or ``"attention"``.
+        kind: the kernel kind: ``"preprocess"``, ``"attention"``,
+            ``"latent_attention"``, ``"varlen_attention"`` or
+            ``"latent_gather"``.
         bound: parameter name -> tensor (or None) fixed for the plan's
             lifetime. Every pointer parameter of the kernel must be either
             bound here or listed in `step`.
@@ -253,8 +258,17 @@ class LaunchPlan:
                     else:
                         lines.append(f"if s{k}[{d}] != {int(dim)}: "
                                      f"return _self._slow({k}, args, stream)")
+            strides = param.get("strides")
+            if strides is not None and shape is not None:
+                # A view with free strides (ABI "strides"): the layout
+                # checks of _launch.check_strides, inline.
+                self._stride_checks(lines, k, param, strides, symbol_value, known,
+                                    env)
+                contiguous = ""
+            else:
+                contiguous = f"not {a}.is_contiguous() or "
             lines.append(f"p{k} = {a}.data_ptr()")
-            lines.append(f"if p{k} & {ALIGNMENT - 1} or not {a}.is_contiguous() or "
+            lines.append(f"if p{k} & {ALIGNMENT - 1} or {contiguous}"
                          f"{a}.get_device() != _dev or (not p{k} and {a}.numel()): "
                          f"return _self._slow({k}, args, stream)")
         if "num_tokens" in known and "num_seqs" in known:
@@ -306,6 +320,50 @@ class LaunchPlan:
         self.source = source  # for debugging: plan.source
         exec(compile(source, f"<attnc plan {self.name}>", "exec"), env)  # noqa: S102
         return env["run"]
+
+    @staticmethod
+    def _stride_checks(lines: List[str], k: int, param: Mapping[str, Any],
+                       strides: Sequence[Any], symbol_value, known: Dict[str, str],
+                       env: Dict[str, Any]) -> None:
+        """Appends the run's checks of step tensor `k` against its ABI
+        strides (the rules of :func:`_launch.check_strides`: a constant is
+        the stride; a symbol takes it, positive, a multiple of the stride
+        granule in bytes, at most 2^31 - 1, equal to the symbol's other
+        sources; dims of size 1 and empty tensors take the contiguous
+        stride unchecked) and makes each stride symbol known."""
+        shape = param["shape"]
+        if len(strides) != len(shape):
+            raise ArgumentError(param["name"], f"the ABI gives {len(strides)} strides "
+                                f"for {len(shape)} dims")
+        itemsize = ITEMSIZE.get(param.get("dtype"), 1)
+        last = shape[-1] if shape else 1
+        if isinstance(last, str):
+            env["row_granule"] = row_granule
+            granule = f"row_granule({itemsize}, s{k}[-1])"
+        else:
+            granule = repr(row_granule(itemsize, int(last)))
+        slow = f"return _self._slow({k}, args, stream)"
+        lines.append(f"t{k} = a{k}.stride()")
+        lines.append(f"u{k} = 0 not in s{k}")  # empty: every stride unused
+        for i, want in enumerate(strides):
+            used = f"u{k} and s{k}[{i}] != 1"
+            if not isinstance(want, str):
+                lines.append(f"if {used} and t{k}[{i}] != {int(want)}: {slow}")
+                continue
+            # The contiguous stride of dim i: the product of the later dims
+            # (a 0 counted as 1, as _tensors.contiguous_strides does).
+            later = [repr(max(int(d), 1)) if not isinstance(d, str) else f"(s{k}[{j}] or 1)"
+                     for j, d in enumerate(shape) if j > i]
+            contiguous = " * ".join(later) or "1"
+            var = f"x{k}_{i}"
+            lines.append(f"{var} = t{k}[{i}] if {used} else {contiguous}")
+            lines.append(f"if {var} <= 0 or {var} > {_INT32_MAX} or "
+                         f"({used} and {var} * {itemsize} % {granule}): {slow}")
+            expr = symbol_value(want)
+            if expr is None:
+                known[want] = var
+            else:
+                lines.append(f"if {var} != {expr}: {slow}")
 
     def _slow(self, which: int, args: Sequence[Any], stream: Any) -> None:
         """A run whose fast checks failed: the checked path's checks on the
@@ -404,3 +462,103 @@ class AttentionPlan(LaunchPlan):
         """The split-KV workspace the plan launches with (None without
         split-KV)."""
         return self._bound.get(WORKSPACE)
+
+
+class MlaPreprocessPlan(LaunchPlan):
+    """MLA's preprocess kernel (``mla_preprocess``) of one layer with its
+    norm weight and latent cache (and fp8 ``cache_scale``) bound; made by
+    :meth:`attnc.Model.mla_preprocess_plan`. The step tensors may be the
+    strided views :meth:`Model.mla_preprocess` takes (kv_a / latent_out
+    rows, q_rope / q_rope_out tokens and heads; latent_out may be kv_a and
+    q_rope_out may be q_rope or a view into the absorbed query)."""
+
+    def __init__(self, model, layer, **bound):
+        step = ["kv_a", "q_rope", "slot_mapping", "positions", "latent_out",
+                "q_rope_out"]
+        super().__init__(model, layer, "mla_preprocess", bound=bound, step=step)
+
+    def run(self, kv_a, q_rope, slot_mapping, positions, *, latent_out, q_rope_out,
+            stream=None):
+        """Runs the preprocess (as :meth:`Model.mla_preprocess`) on one
+        step's tensors, all given. Returns ``(latent_out, q_rope_out)``."""
+        self._run(kv_a, q_rope, slot_mapping, positions, latent_out, q_rope_out,
+                  stream=stream)
+        return latent_out, q_rope_out
+
+
+class LatentAttentionPlan(LaunchPlan):
+    """MLA's absorbed decode kernel (``latent_attention``) of one layer with
+    its latent cache (and fp8 ``cache_scale``, split-KV workspace) bound;
+    made by :meth:`attnc.Model.latent_attention_plan`."""
+
+    def __init__(self, model, layer, **bound):
+        step = ["query", "block_tables", "seq_lens", "query_start_loc", "output"]
+        super().__init__(model, layer, "latent_attention", bound=bound, step=step,
+                         python_names={"output": "out"})
+
+    def run(self, query, block_tables, seq_lens, query_start_loc, *, out,
+            stream=None):
+        """Runs the decode (as :meth:`Model.latent_attention`) on one step's
+        tensors, all given: ``query [num_tokens, num_heads, R + P]``,
+        ``block_tables``, ``seq_lens``, ``query_start_loc`` and ``out
+        [num_tokens, num_heads, R]``. The split count is the one
+        :meth:`plan` fixed for this batch shape (the rule when it was never
+        planned). Returns out."""
+        self._run(query, block_tables, seq_lens, query_start_loc, out, stream=stream)
+        return out
+
+    @property
+    def workspace(self):
+        """The split-KV workspace the plan launches with (None without
+        split-KV)."""
+        return self._bound.get(WORKSPACE)
+
+
+class VarlenAttentionPlan(LaunchPlan):
+    """The varlen attention kernel (``varlen_attention``: MLA's
+    decompressed prefill over ragged contiguous K/V) of one layer with its
+    split-KV workspace bound; made by
+    :meth:`attnc.Model.varlen_attention_plan`. Every tensor but the
+    workspace is a step tensor: query, key and value may be views with free
+    token and head strides, as for :meth:`Model.varlen_attention`."""
+
+    def __init__(self, model, layer, **bound):
+        step = ["query", "key", "value", "cu_seqlens_q", "cu_seqlens_k", "output"]
+        super().__init__(model, layer, "varlen_attention", bound=bound, step=step,
+                         python_names={"output": "out"})
+
+    def run(self, query, key, value, cu_seqlens_q, cu_seqlens_k, *, out,
+            stream=None):
+        """Runs the attention (as :meth:`Model.varlen_attention`) on one
+        step's tensors, all given: ``query [num_tokens, num_q_heads,
+        qk_head_dim]``, ``key``, ``value``, ``cu_seqlens_q``,
+        ``cu_seqlens_k`` and ``out [num_tokens, num_q_heads, v_head_dim]``.
+        The split count is the one :meth:`plan` fixed for (num_tokens,
+        num_seqs) (the rule when it was never planned). Returns out."""
+        self._run(query, key, value, cu_seqlens_q, cu_seqlens_k, out, stream=stream)
+        return out
+
+    @property
+    def workspace(self):
+        """The split-KV workspace the plan launches with (None without
+        split-KV)."""
+        return self._bound.get(WORKSPACE)
+
+
+class LatentGatherPlan(LaunchPlan):
+    """MLA's latent gather kernel (``latent_gather``) of one layer with its
+    latent cache (and fp8 ``cache_scale``) bound; made by
+    :meth:`attnc.Model.latent_gather_plan`."""
+
+    def __init__(self, model, layer, **bound):
+        step = ["block_tables", "cu_seqlens", "output"]
+        super().__init__(model, layer, "latent_gather", bound=bound, step=step,
+                         python_names={"output": "out"})
+
+    def run(self, block_tables, cu_seqlens, *, out, stream=None):
+        """Copies the cached rows (as :meth:`Model.latent_gather`) of one
+        step's sequences: ``block_tables``, ``cu_seqlens`` and ``out
+        [num_tokens, R + P]`` (at least ``cu_seqlens[-1]`` rows), all given.
+        Returns out."""
+        self._run(block_tables, cu_seqlens, out, stream=stream)
+        return out

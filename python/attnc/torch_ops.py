@@ -1,5 +1,6 @@
-"""``torch.ops.attnc.preprocess``, ``torch.ops.attnc.attention`` and
-``torch.ops.attnc.mla_preprocess``.
+"""``torch.ops.attnc.preprocess``, ``torch.ops.attnc.attention``,
+``torch.ops.attnc.mla_preprocess``, ``torch.ops.attnc.latent_attention``,
+``torch.ops.attnc.varlen_attention`` and ``torch.ops.attnc.latent_gather``.
 
     import attnc, attnc.torch_ops as ops
     ops.load()                                   # registers the ops once
@@ -19,7 +20,21 @@ latent_out, q_rope_out)`` (``binding(model, layer, "mla_preprocess")``;
 ``cache_scale`` None unless the cache is fp8). The outputs must be given;
 passing ``kv_a`` as ``latent_out`` (or ``q_rope`` as ``q_rope_out``) runs in
 place eagerly (under torch.compile that aliasing is untested: pass separate
-outputs there).
+outputs there). Their other three kernels (bindings of kind
+``"latent_attention"``, ``"varlen_attention"``, ``"latent_gather"``)::
+
+    ws = ops.workspace(model, "mla", kind="latent_attention")
+    torch.ops.attnc.latent_attention(dec, query, latent_cache, block_tables,
+                                     seq_lens, query_start_loc, None, out,
+                                     ws, 0)
+    torch.ops.attnc.varlen_attention(pre, query, key, value, cu_seqlens_q,
+                                     cu_seqlens_k, out, ws_prefill, 0)
+    torch.ops.attnc.latent_gather(gat, latent_cache, block_tables,
+                                  cu_seqlens, None, out)
+
+with the arguments of :meth:`attnc.Model.latent_attention`,
+:meth:`~attnc.Model.varlen_attention` and :meth:`~attnc.Model.latent_gather`
+(``out`` always given; key/value may be strided views).
 
 A kernel whose q/k norm is a LayerNorm with a bias takes the biases as the
 preprocess op's last two arguments (``q_norm_bias``, ``k_norm_bias``,
@@ -64,8 +79,17 @@ ATTENTION_ARGS = ("query", "k_cache", "v_cache", "block_tables", "seq_lens",
                   "output", "workspace")
 MLA_PREPROCESS_ARGS = ("kv_a", "q_rope", "slot_mapping", "positions", "kv_norm_weight",
                        "latent_cache", "cache_scale", "latent_out", "q_rope_out")
+LATENT_ATTENTION_ARGS = ("query", "latent_cache", "block_tables", "seq_lens",
+                         "query_start_loc", "cache_scale", "output", "workspace")
+VARLEN_ATTENTION_ARGS = ("query", "key", "value", "cu_seqlens_q", "cu_seqlens_k",
+                         "output", "workspace")
+LATENT_GATHER_ARGS = ("latent_cache", "block_tables", "cu_seqlens", "cache_scale",
+                      "output")
 _ARGS = {"preprocess": PREPROCESS_ARGS, "attention": ATTENTION_ARGS,
-         "mla_preprocess": MLA_PREPROCESS_ARGS}
+         "mla_preprocess": MLA_PREPROCESS_ARGS,
+         "latent_attention": LATENT_ATTENTION_ARGS,
+         "varlen_attention": VARLEN_ATTENTION_ARGS,
+         "latent_gather": LATENT_GATHER_ARGS}
 
 _HERE = Path(__file__).resolve().parent
 _lock = threading.Lock()
@@ -153,7 +177,8 @@ def load(backend: str = "auto", *, verbose: bool = False,
 
 def binding(model, layer, kind: str) -> int:
     """The ``binding`` argument of the ops for `layer`'s `kind` kernel
-    ("preprocess", "attention" or "mla_preprocess"), made once per (model, layer kind, kind)
+    ("preprocess", "attention", "mla_preprocess", "latent_attention",
+    "varlen_attention" or "latent_gather"), made once per (model, layer kind, kind)
     and cached on the model. Making it loads the kernel into the current
     CUDA context (do it before capturing)."""
     if _backend is None:
@@ -170,12 +195,7 @@ def binding(model, layer, kind: str) -> int:
     names = _ARGS[kind]
     if _backend == "cpp":
         import torch
-        slots = []
-        for param in plan.pointer_params:
-            if param["name"] not in names:
-                raise ArgumentError(param["name"], f"kernel {plan.name} takes a "
-                                    "tensor the op has no argument for")
-            slots.append(names.index(param["name"]))
+        slots = op_slots(plan, kind)
         torch.cuda.init()
         with torch.cuda.device(torch.cuda.current_device()):
             value = int(torch.ops.attnc._make_binding(kernel._handle, slots,
@@ -187,11 +207,30 @@ def binding(model, layer, kind: str) -> int:
     return value
 
 
-def workspace(model, layer, device=None):
-    """A zero-filled split-KV workspace for the attention op of `layer`
-    (None when its kernel has none). Each stream needs its own."""
+def op_slots(plan, kind: str) -> List[int]:
+    """For each pointer parameter of `plan`'s kernel (ABI order), the index
+    of the `kind` op's tensor argument that feeds it (the C++ binding's
+    slots). Raises ArgumentError naming a parameter the op has no argument
+    for."""
+    names = _ARGS[kind]
+    slots = []
+    for param in plan.pointer_params:
+        if param["name"] not in names:
+            raise ArgumentError(param["name"], f"kernel {plan.name} takes a "
+                                "tensor the op has no argument for")
+        slots.append(names.index(param["name"]))
+    return slots
+
+
+def workspace(model, layer, device=None, kind: str = "attention"):
+    """A zero-filled split-KV workspace for the `kind` op ("attention",
+    "latent_attention" or "varlen_attention") of `layer` (None when its
+    kernel has none). Each stream needs its own."""
     import torch
-    size = model.attention_workspace_size(layer)
+    if kind not in ("attention", "latent_attention", "varlen_attention"):
+        raise ArgumentError("kind", f"expected 'attention', 'latent_attention' or "
+                            f"'varlen_attention', got {kind!r}")
+    size = model._workspace_size(layer, kind)
     if size is None:
         return None
     device = torch.cuda.current_device() if device is None else device
@@ -218,6 +257,20 @@ def _register_fakes() -> None:
     @torch.library.register_fake("attnc::mla_preprocess")
     def _(binding, kv_a, q_rope, slot_mapping, positions, kv_norm_weight,
           latent_cache, cache_scale, latent_out, q_rope_out):
+        return None
+
+    @torch.library.register_fake("attnc::latent_attention")
+    def _(binding, query, latent_cache, block_tables, seq_lens, query_start_loc,
+          cache_scale, out, workspace, num_kv_splits):
+        return None
+
+    @torch.library.register_fake("attnc::varlen_attention")
+    def _(binding, query, key, value, cu_seqlens_q, cu_seqlens_k, out, workspace,
+          num_kv_splits):
+        return None
+
+    @torch.library.register_fake("attnc::latent_gather")
+    def _(binding, latent_cache, block_tables, cu_seqlens, cache_scale, out):
         return None
 
 
@@ -282,4 +335,48 @@ def _register_python() -> None:
     @mla_preprocess.register_fake
     def _(binding, kv_a, q_rope, slot_mapping, positions, kv_norm_weight,
           latent_cache, cache_scale, latent_out, q_rope_out):
+        return None
+
+    @torch.library.custom_op("attnc::latent_attention", mutates_args=("out", "workspace"))
+    def latent_attention(binding: int, query: Tensor, latent_cache: Tensor,
+                         block_tables: Tensor, seq_lens: Tensor,
+                         query_start_loc: Tensor, cache_scale: Optional[Tensor],
+                         out: Tensor, workspace: Optional[Tensor],
+                         num_kv_splits: int) -> None:
+        model, layer, _ = _registry[binding]
+        model.latent_attention(layer, query, latent_cache=latent_cache,
+                               block_tables=block_tables, seq_lens=seq_lens,
+                               query_start_loc=query_start_loc,
+                               cache_scale=cache_scale, out=out, workspace=workspace,
+                               num_kv_splits=num_kv_splits if num_kv_splits > 0 else None)
+
+    @latent_attention.register_fake
+    def _(binding, query, latent_cache, block_tables, seq_lens, query_start_loc,
+          cache_scale, out, workspace, num_kv_splits):
+        return None
+
+    @torch.library.custom_op("attnc::varlen_attention", mutates_args=("out", "workspace"))
+    def varlen_attention(binding: int, query: Tensor, key: Tensor, value: Tensor,
+                         cu_seqlens_q: Tensor, cu_seqlens_k: Tensor, out: Tensor,
+                         workspace: Optional[Tensor], num_kv_splits: int) -> None:
+        model, layer, _ = _registry[binding]
+        model.varlen_attention(layer, query, key, value, cu_seqlens_q=cu_seqlens_q,
+                               cu_seqlens_k=cu_seqlens_k, out=out, workspace=workspace,
+                               num_kv_splits=num_kv_splits if num_kv_splits > 0 else None)
+
+    @varlen_attention.register_fake
+    def _(binding, query, key, value, cu_seqlens_q, cu_seqlens_k, out, workspace,
+          num_kv_splits):
+        return None
+
+    @torch.library.custom_op("attnc::latent_gather", mutates_args=("out",))
+    def latent_gather(binding: int, latent_cache: Tensor, block_tables: Tensor,
+                      cu_seqlens: Tensor, cache_scale: Optional[Tensor],
+                      out: Tensor) -> None:
+        model, layer, _ = _registry[binding]
+        model.latent_gather(layer, latent_cache=latent_cache, block_tables=block_tables,
+                            cu_seqlens=cu_seqlens, cache_scale=cache_scale, out=out)
+
+    @latent_gather.register_fake
+    def _(binding, latent_cache, block_tables, cu_seqlens, cache_scale, out):
         return None

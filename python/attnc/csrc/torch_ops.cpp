@@ -1,4 +1,5 @@
-// torch_ops.cpp - torch.ops.attnc.preprocess / attention / mla_preprocess.
+// torch_ops.cpp - torch.ops.attnc.preprocess / attention / mla_preprocess /
+// latent_attention / varlen_attention / latent_gather.
 //
 // The ops registered in C++ (TORCH_LIBRARY), so a call costs the dispatcher
 // and the attnc C checks, not a Python custom_op. Each op takes a "binding":
@@ -169,6 +170,38 @@ void mlaPreprocess(int64_t b, const at::Tensor &kv_a, const at::Tensor &q_rope,
   launchChecked(binding(b), args, 9, 0);
 }
 
+void latentAttention(int64_t b, const at::Tensor &query,
+                     const at::Tensor &latent_cache, const at::Tensor &block_tables,
+                     const at::Tensor &seq_lens, const at::Tensor &query_start_loc,
+                     const std::optional<at::Tensor> &cache_scale,
+                     const at::Tensor &out,
+                     const std::optional<at::Tensor> &workspace,
+                     int64_t num_kv_splits) {
+  const at::Tensor *args[] = {&query,          &latent_cache, &block_tables,
+                              &seq_lens,       &query_start_loc,
+                              opt(cache_scale), &out,         opt(workspace)};
+  launchChecked(binding(b), args, 8, num_kv_splits);
+}
+
+void varlenAttention(int64_t b, const at::Tensor &query, const at::Tensor &key,
+                     const at::Tensor &value, const at::Tensor &cu_seqlens_q,
+                     const at::Tensor &cu_seqlens_k, const at::Tensor &out,
+                     const std::optional<at::Tensor> &workspace,
+                     int64_t num_kv_splits) {
+  const at::Tensor *args[] = {&query,        &key, &value, &cu_seqlens_q,
+                              &cu_seqlens_k, &out, opt(workspace)};
+  launchChecked(binding(b), args, 7, num_kv_splits);
+}
+
+void latentGather(int64_t b, const at::Tensor &latent_cache,
+                  const at::Tensor &block_tables, const at::Tensor &cu_seqlens,
+                  const std::optional<at::Tensor> &cache_scale,
+                  const at::Tensor &out) {
+  const at::Tensor *args[] = {&latent_cache, &block_tables, &cu_seqlens,
+                              opt(cache_scale), &out};
+  launchChecked(binding(b), args, 5, 0);
+}
+
 /// A binding for `kernel` (an attnc_kernel_t as int): slots[i] is the op
 /// argument of pointer parameter i, names the op's argument names. Returns
 /// its address (never freed).
@@ -212,6 +245,15 @@ TORCH_LIBRARY(attnc, m) {
         "Tensor slot_mapping, Tensor positions, Tensor kv_norm_weight, "
         "Tensor(a!) latent_cache, Tensor? cache_scale, Tensor(b!) latent_out, "
         "Tensor(c!) q_rope_out) -> ()");
+  m.def("latent_attention(int binding, Tensor query, Tensor latent_cache, "
+        "Tensor block_tables, Tensor seq_lens, Tensor query_start_loc, "
+        "Tensor? cache_scale, Tensor(a!) out, Tensor(b!)? workspace, "
+        "int num_kv_splits) -> ()");
+  m.def("varlen_attention(int binding, Tensor query, Tensor key, Tensor value, "
+        "Tensor cu_seqlens_q, Tensor cu_seqlens_k, Tensor(a!) out, "
+        "Tensor(b!)? workspace, int num_kv_splits) -> ()");
+  m.def("latent_gather(int binding, Tensor latent_cache, Tensor block_tables, "
+        "Tensor cu_seqlens, Tensor? cache_scale, Tensor(a!) out) -> ()");
   // No tensor arguments: a catch-all kernel.
   m.def("_make_binding(int kernel, int[] slots, str[] names) -> int",
         &makeBinding);
@@ -221,4 +263,7 @@ TORCH_LIBRARY_IMPL(attnc, CUDA, m) {
   m.impl("preprocess", &preprocess);
   m.impl("attention", &attention);
   m.impl("mla_preprocess", &mlaPreprocess);
+  m.impl("latent_attention", &latentAttention);
+  m.impl("varlen_attention", &varlenAttention);
+  m.impl("latent_gather", &latentGather);
 }
