@@ -501,8 +501,9 @@ LogicalResult prepare(MlaPreprocessOp op) {
 
 /// MLA's absorbed decode (runtime/device/attnc_mla_decode.cuh): a latent
 /// cache of the activation type (fp8 latent caches are not taken yet),
-/// kv_lora_rank 512 or 256 (plan/LatentAttention.h) and a rope part that keeps rows whole 64-value column
-/// blocks, a block size the cache type fixes. The emission records the
+/// kv_lora_rank a multiple of 128 up to 512 (plan/LatentAttention.h) and a
+/// rope part that keeps rows whole 64-value column blocks, a block size the
+/// cache type fixes. The emission records the
 /// element types, the block size, the heads sharing the one latent head
 /// (group_size = H) and the scale in log2 units.
 LogicalResult prepare(LatentAttentionOp op) {

@@ -3,8 +3,8 @@ without a GPU: compile_ir of a layer with the op gives a "latent_attention"
 kernel whose ABI, split-KV hints, workspace and split rule are those of
 plan/LatentAttention.h (worked out by hand below for an H200's 132 SMs:
 one CTA per SM), and an fp8 latent cache is refused by name. kv_lora_rank
-256 (Mistral 4) compiles too, with its own map and workspace; other ranks
-are refused naming the rule."""
+256 (Mistral 4), 384 and 128 compile too, with their own maps and
+workspaces; other ranks are refused naming the rule."""
 
 import json
 from pathlib import Path
@@ -113,11 +113,30 @@ def test_rank_256_kernel(context):
     assert kernel.cubin()[:4] == b"\x7fELF"
 
 
-@pytest.mark.parametrize("rank", [128, 384, 448])
+@pytest.mark.parametrize("rank,wgmma", [(384, "m64n192k16"), (128, "m64n64k16")])
+def test_ranks_384_and_128_compile(context, rank, wgmma):
+    """The other multiples of 128 up to 512: rows of R + 64 values, P V by
+    wgmma m64n(R / 2)k16 (at R 128 the scores' shape too), the map and the
+    workspace by R."""
+    model = attnc.compile_ir(layer_ir(16, rank=rank), context=context)
+    kernel = model.kernel("mla", "latent_attention")
+    tile = 64 * (rank + P) * 2
+    assert kernel.abi["dynamic_shared_memory_bytes"] == 3 * tile + 8192 + 1024 + 512 + 32
+    assert model.latent_attention_workspace_size("mla") == 264 * 64 * (rank + 2) + 132
+    ptx = kernel.ptx()
+    assert f"wgmma.mma_async.sync.aligned.{wgmma}.f32.bf16.bf16" in ptx
+    for other in {"m64n256k16", "m64n192k16", "m64n128k16"} - {wgmma}:
+        assert other not in ptx
+    assert kernel.cubin()[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("rank", [64, 320, 448])
 def test_other_ranks_are_refused(context, rank):
+    """Ranks that are not a multiple of 128 (or below 128) with rows of
+    whole 64-value blocks: refused naming the rule."""
     with pytest.raises(attnc.ConfigError) as error:
         attnc.compile_ir(layer_ir(16, rank=rank), context=context)
-    assert "kv_lora_rank must be 256 or 512" in str(error.value)
+    assert "kv_lora_rank must be a multiple of 128 from 128 to 512" in str(error.value)
     assert f"got {rank}" in str(error.value)
 
 

@@ -4,7 +4,8 @@
 // first R values, the rotated q_pe after them) against one shared KV head,
 // the paged latent cache [num_blocks, block_size, R + P]; V is the first R
 // values of the same rows. Output [tokens, H, R]. R = 512 (DeepSeek) or 256
-// (Mistral 4), P = 64; the numbers below are R 512's, R 256's in brackets.
+// (Mistral 4; any multiple of 128 up to 512), P = 64; the numbers below are
+// R 512's, R 256's in brackets.
 //
 // A CTA of two warpgroups (256 threads) takes 64 rows (flattened (query
 // token, head) rows of one sequence: kNumHeads heads per token, so a decode
@@ -46,9 +47,9 @@ template <class T> struct MlaWgmma;
 // The MMA shapes of the kernel for activation type T (PTX type PTX):
 //  - scores: d[64 x 64] (+)= A[64 x 16] B[64 x 16]^T, both K-major in
 //    swizzled shared memory (descriptors a, b);
-//  - values: d[64 x N] += A[64 x 16] B[16 x N], N = R / 2 (256 or 128:
-//    the accumulator array's size picks the overload), B MN-major in shared
-//    memory; A K-major in shared memory (descriptor) or in registers (the
+//  - values: d[64 x N] += A[64 x 16] B[16 x N], N = R / 2 (256, 192, 128
+//    or 64: the accumulator array's size picks the overload), B MN-major in
+//    shared memory; A K-major in shared memory (descriptor) or in registers (the
 //    four 32-bit registers of the mma.m16n8k16 A fragment of each warp's 16
 //    rows, PTX ISA "Register fragment layout for matrix A").
 #define ATTNC_MLA_D(i) "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])
@@ -68,6 +69,16 @@ template <class T> struct MlaWgmma;
   "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"                                  \
   "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"                                  \
   "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+#define ATTNC_MLA_D32                                                                                 \
+  "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                            \
+  "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
+#define ATTNC_MLA_D96                                                                                 \
+  "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                            \
+  "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"                                  \
+  "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"                                  \
+  "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"                                  \
+  "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"                                  \
+  "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95"
 #define ATTNC_MLA_WGMMA(T, PTX)                                                                       \
   template <> struct MlaWgmma<T> {                                                                    \
     static __device__ __forceinline__ void scores(float (&d)[8][4], unsigned long long a,              \
@@ -109,6 +120,36 @@ template <class T> struct MlaWgmma;
                    : ATTNC_MLA_D16(0)                                                                \
                    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                            \
     }                                                                                                 \
+    /* R = 384: d[64 x 192], the same operands. */                                                    \
+    static __device__ __forceinline__ void values(float (&d)[24][4], unsigned long long a,            \
+                                                  unsigned long long b) {                             \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n192k16.f32." PTX "." PTX " {"                    \
+                   ATTNC_MLA_D96 "}, %96, %97, 1, 1, 1, 0, 1;\n"                                      \
+                   : ATTNC_MLA_D16(0), ATTNC_MLA_D4(16), ATTNC_MLA_D4(20)                             \
+                   : "l"(a), "l"(b));                                                                 \
+    }                                                                                                 \
+    static __device__ __forceinline__ void values(float (&d)[24][4], const unsigned (&a)[4],          \
+                                                  unsigned long long b) {                             \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n192k16.f32." PTX "." PTX " {"                    \
+                   ATTNC_MLA_D96 "}, {%96, %97, %98, %99}, %100, 1, 1, 1, 1;\n"                       \
+                   : ATTNC_MLA_D16(0), ATTNC_MLA_D4(16), ATTNC_MLA_D4(20)                             \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                             \
+    }                                                                                                 \
+    /* R = 128: d[64 x 64], the same operands. */                                                     \
+    static __device__ __forceinline__ void values(float (&d)[8][4], unsigned long long a,             \
+                                                  unsigned long long b) {                             \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX "." PTX " {"                     \
+                   ATTNC_MLA_D32 "}, %32, %33, 1, 1, 1, 0, 1;\n"                                      \
+                   : ATTNC_MLA_D4(0), ATTNC_MLA_D4(4)                                                 \
+                   : "l"(a), "l"(b));                                                                 \
+    }                                                                                                 \
+    static __device__ __forceinline__ void values(float (&d)[8][4], const unsigned (&a)[4],           \
+                                                  unsigned long long b) {                             \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX "." PTX " {"                     \
+                   ATTNC_MLA_D32 "}, {%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"                        \
+                   : ATTNC_MLA_D4(0), ATTNC_MLA_D4(4)                                                 \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                             \
+    }                                                                                                 \
   };
 
 ATTNC_MLA_WGMMA(__nv_bfloat16, "bf16")
@@ -117,6 +158,8 @@ ATTNC_MLA_WGMMA(__half, "f16")
 #undef ATTNC_MLA_WGMMA
 #undef ATTNC_MLA_D128
 #undef ATTNC_MLA_D64
+#undef ATTNC_MLA_D96
+#undef ATTNC_MLA_D32
 #undef ATTNC_MLA_D16
 #undef ATTNC_MLA_D4
 #undef ATTNC_MLA_D
@@ -136,8 +179,8 @@ template <class C> struct LatentAttention {
   // (Enumerators, not static constexpr members: NVRTC emits each such
   // member as a PTX global, and these came after R 512's kernel was fixed.)
   enum : int { kHalf = kLatent / 2, kHalfBlocks = kLatent / 128, kONBlocks = kLatent / 16 };
-  static_assert((kLatent == 512 || kLatent == 256) && kQkDim % 64 == 0 && kQkDim > kLatent,
-                "R = 512 or 256 (wgmma n256 / n128 per warpgroup), R + P a multiple of 64");
+  static_assert(kLatent % 128 == 0 && kLatent >= 128 && kLatent <= 512 && kQkDim % 64 == 0 && kQkDim > kLatent,
+                "R a multiple of 128 up to 512 (wgmma n = R / 2 per warpgroup), R + P a multiple of 64");
   static_assert(kBlockM == 64 && kBlockN == 64 && kThreads == 256, "64 x 64 tiles, two warpgroups");
   static_assert(C::kQOffset % 1024 == 0 && C::kKOffset % 1024 == 0 && C::kKBytes % 1024 == 0 &&
                     C::kPOffset % 1024 == 0 && C::kKBytes == kTileBytes,

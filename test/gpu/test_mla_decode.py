@@ -4,7 +4,7 @@ against a float64 reference written from the op's contract:
     out[t, h] = softmax(q[t, h] . K^T * scale) V,  K = the sequence's latent
     cache rows [c_kv | k_pe] (R + P = 576 values), V = their first R = 512
     (R = 256, rows of 320, for Mistral 4: CASES_R256 and the tests named
-    r256),
+    r256; 384 and 128 in CASES_OTHER_RANKS),
 
 causal with MTP rows (row i of n sees keys up to seq_len - n + i). Cases:
 H 128, 64 and 16 heads (TP 8), 1 to 4 query rows per sequence, pages of 16
@@ -216,6 +216,26 @@ def test_latent_attention_matches_reference(heads, page, lens, mtp, splits):
                          ids=[f"h{c[0]}-p{c[1]}-mtp{c[3]}-s{c[4]}-{i}" for i, c in enumerate(CASES_R256)])
 def test_r256_matches_reference(heads, page, lens, mtp, splits):
     check_against_reference(heads, page, lens, mtp, splits, rank=256)
+
+
+#: The other ranks the kernel takes (multiples of 128 up to 512): 384
+#: (wgmma n192, K tiles of 7 column blocks) and 128 (n64, 3 blocks).
+CASES_OTHER_RANKS = [
+    # rank, heads, page, lens, mtp, splits
+    (384, 128, 64, [1, 63, 65, 130, 4096], 1, "auto"),
+    (384, 16, 16, [4, 64, 200, 333], 3, "max"),
+    (384, 16, 64, [2000, 9], 1, 1),
+    (128, 128, 64, [1, 63, 65, 130, 4096], 1, "auto"),
+    (128, 16, 16, [4, 64, 200, 333], 3, "max"),
+    (128, 16, 64, [2000, 9], 1, 1),
+]
+
+
+@pytest.mark.parametrize("rank,heads,page,lens,mtp,splits", CASES_OTHER_RANKS,
+                         ids=[f"r{c[0]}-h{c[1]}-p{c[2]}-mtp{c[4]}-s{c[5]}-{i}"
+                              for i, c in enumerate(CASES_OTHER_RANKS)])
+def test_other_ranks_match_reference(rank, heads, page, lens, mtp, splits):
+    check_against_reference(heads, page, lens, mtp, splits, rank=rank)
 
 
 def test_r256_splits_happen():

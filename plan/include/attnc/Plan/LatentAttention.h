@@ -33,16 +33,18 @@ constexpr int64_t kLatentBlockM = 64;
 constexpr int64_t kLatentBlockN = 64;
 constexpr int64_t kLatentWarps = 8;
 /// Whether the kernel takes latent width `rank` (kv_lora_rank: V and the
-/// output): each of its two warpgroups keeps rank / 2 output columns, one
-/// wgmma m64n(rank / 2)k16 per 16 keys, so 512 (DeepSeek-V2/V3, Kimi-K2,
-/// GLM-4.x-Flash, LongCat) or 256 (Mistral 4).
+/// output): each of its two warpgroups keeps rank / 2 output columns, whole
+/// 64-column blocks, one wgmma m64n(rank / 2)k16 per 16 keys (n <= 256):
+/// 512 (DeepSeek-V2/V3, Kimi-K2, GLM-4.x-Flash, LongCat), 256 (Mistral 4),
+/// 384 or 128.
 inline bool latentRankSupported(int64_t rank) {
-  return rank == 512 || rank == 256;
+  return rank % 128 == 0 && rank >= 128 && rank <= 512;
 }
 /// The rule of latentRankSupported, for error messages.
 constexpr const char *kLatentRankRule =
-    "256 or 512 (the MLA decode kernel's output width: two warpgroups of "
-    "kv_lora_rank / 2 columns, one wgmma m64n128k16 or m64n256k16 each)";
+    "a multiple of 128 from 128 to 512 (the MLA decode kernel's output "
+    "width: two warpgroups of kv_lora_rank / 2 columns, whole 64-column "
+    "blocks, one wgmma m64n(kv_lora_rank / 2)k16 each)";
 /// At most this many splits: the last split reads every split's partial
 /// output (64 rows x R floats), one CTA's reads, so the merge grows with
 /// the count.
