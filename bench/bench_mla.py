@@ -18,6 +18,10 @@ cold (a fresh kernel cache) through attnc.compile_ir.
 
 Usage (GPU machine): PYTHONPATH=python ATTNC_LIBRARY=build/lib/libattnc.so \
     python3 bench/bench_mla.py     # JSON to $OUT/bench_mla.json
+    python3 bench/bench_mla.py 128x64x4096x256 128x64x4096 16x128x8192x256
+                                   # HxBxL[xR] cases, attnc alone; R =
+                                   # kv_lora_rank, 512 unless given (256:
+                                   # Mistral 4); FLOP/s and bytes use R + 64
 """
 import json
 import math
@@ -33,7 +37,6 @@ import attnc
 
 DEV = "cuda"
 R, P, PAGE = 512, 64, 64
-D = R + P
 SCALE = 0.1352
 LAYER = "mla"
 
@@ -54,16 +57,17 @@ def graph_time(fn, rep=100):
     return bench(graph.replay, rep)
 
 
-def layer_ir(heads):
+def layer_ir(heads, rank=R):
+    D = rank + P
     return f"""
 func.func @{LAYER}(%q: tensor<?x{heads}x{D}xbf16>, %cache: tensor<?x{PAGE}x{D}xbf16>,
                    %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>)
-    -> tensor<?x{heads}x{R}xbf16> {{
+    -> tensor<?x{heads}x{rank}xbf16> {{
   %o = attn.latent_attention %q, %cache, %tables, %lens, %starts
-      {{kv_lora_rank = {R}, softmax_scale = {SCALE} : f64}}
+      {{kv_lora_rank = {rank}, softmax_scale = {SCALE} : f64}}
       : tensor<?x{heads}x{D}xbf16>, tensor<?x{PAGE}x{D}xbf16>, tensor<?x?xi32>,
-        tensor<?xi32>, tensor<?xi32> -> tensor<?x{heads}x{R}xbf16>
-  return %o : tensor<?x{heads}x{R}xbf16>
+        tensor<?xi32>, tensor<?xi32> -> tensor<?x{heads}x{rank}xbf16>
+  return %o : tensor<?x{heads}x{rank}xbf16>
 }}
 """
 
@@ -71,20 +75,21 @@ func.func @{LAYER}(%q: tensor<?x{heads}x{D}xbf16>, %cache: tensor<?x{PAGE}x{D}xb
 _MODELS = {}
 
 
-def model_for(heads):
-    if heads not in _MODELS:
+def model_for(heads, rank=R):
+    if (heads, rank) not in _MODELS:
         with tempfile.TemporaryDirectory() as cache:
             context = attnc.Context(cache_dir=cache)
             start = time.perf_counter()
-            model = attnc.compile_ir(layer_ir(heads), context=context)
+            model = attnc.compile_ir(layer_ir(heads, rank), context=context)
             model.kernel(LAYER, "latent_attention").cubin()
             cold = time.perf_counter() - start
-        _MODELS[heads] = (model, cold)
-    return _MODELS[heads]
+        _MODELS[(heads, rank)] = (model, cold)
+    return _MODELS[(heads, rank)]
 
 
-def case(heads, batch, length, baselines=True):
-    model, cold = model_for(heads)
+def case(heads, batch, length, baselines=True, rank=R):
+    R, D = rank, rank + P
+    model, cold = model_for(heads, rank)
     pages = length // PAGE
     cache = torch.randn(batch * pages, PAGE, D, device=DEV, dtype=torch.bfloat16)
     tables = torch.randperm(batch * pages, device=DEV, dtype=torch.int32).view(batch, pages)
@@ -103,7 +108,7 @@ def case(heads, batch, length, baselines=True):
 
     flops = 2 * batch * heads * length * (D + R)
     cache_bytes = batch * length * D * 2
-    r = {"heads": heads, "batch": batch, "length": length, "kv_splits": splits,
+    r = {"heads": heads, "batch": batch, "length": length, "rank": rank, "kv_splits": splits,
          "compile_cold_s": cold}
     run()
     torch.cuda.synchronize()
@@ -162,23 +167,29 @@ def main():
     res["cases"] = []
     cases = [(128, 64, 4096, True), (128, 128, 4096, True), (16, 128, 8192, True),
              (128, 1, 32768, False), (16, 8, 8192, False), (64, 128, 4096, False)]
+    cases = [c + (R,) for c in cases]
     if len(sys.argv) > 1:
-        # HxBxL arguments: those cases only, attnc alone (no baselines)
-        cases = [tuple(int(x) for x in arg.split("x")) + (False,) for arg in sys.argv[1:]]
-    for heads, batch, length, baselines in cases:
-        r = case(heads, batch, length, baselines)
+        # HxBxL[xR] arguments: those cases only, attnc alone (no baselines)
+        cases = []
+        for arg in sys.argv[1:]:
+            fields = [int(x) for x in arg.split("x")]
+            if len(fields) not in (3, 4):
+                sys.exit(f"bench_mla: case {arg!r} is not HxBxL or HxBxLxR")
+            cases.append(tuple(fields[:3]) + (False, fields[3] if len(fields) == 4 else R))
+    for heads, batch, length, baselines, rank in cases:
+        r = case(heads, batch, length, baselines, rank)
         r["attnc_TBps_over_copy"] = r["attnc_TBps"] / res["copy_TBps"]
         res["cases"].append(r)
         print(json.dumps(r), flush=True)
-    print(f"{'H':>4} {'B':>4} {'L':>6} {'splits':>6} {'attnc us':>9} {'TFLOP/s':>8} {'TB/s':>6} "
+    print(f"{'H':>4} {'B':>4} {'L':>6} {'R':>4} {'splits':>6} {'attnc us':>9} {'TFLOP/s':>8} {'TB/s':>6} "
           f"{'%copy':>6} {'torch us':>9} {'x torch':>8}")
     for r in res["cases"]:
-        print(f"{r['heads']:>4} {r['batch']:>4} {r['length']:>6} {r['kv_splits']:>6} "
+        print(f"{r['heads']:>4} {r['batch']:>4} {r['length']:>6} {r['rank']:>4} {r['kv_splits']:>6} "
               f"{r['attnc_us']:>9.1f} {r['attnc_TFLOPs']:>8.1f} {r['attnc_TBps']:>6.2f} "
               f"{100 * r['attnc_TBps_over_copy']:>5.1f}% {r.get('torch_us', float('nan')):>9.1f} "
               f"{r.get('attnc_over_torch', float('nan')):>8.2f}")
     print(f"copy {res['copy_TBps']:.2f} TB/s; compile (cold, compile_ir + cubin): "
-          + ", ".join(f"H{h} {c:.2f} s" for h, (_, c) in _MODELS.items()))
+          + ", ".join(f"H{h} R{k} {c:.2f} s" for (h, k), (_, c) in _MODELS.items()))
     with open(os.path.join(os.environ.get("OUT", "."), "bench_mla.json"), "w") as f:
         json.dump(res, f, indent=1)
 

@@ -108,7 +108,9 @@ FailureOr<EmittedKernel> emitLatentAttention(func::FuncOp function,
      << " max_kv_splits=" << schedule.getMaxKvSplits()
      << " target_ctas=" << schedule.getTargetCtas() << "\n"
      << "// Q and two K tiles in 128-byte swizzled shared memory, S = Q K^T by "
-        "wgmma m64n32k16 per\n// warpgroup, P V by wgmma m64n256k16 (V = the K "
+        "wgmma m64n32k16 per\n// warpgroup, P V by wgmma m64n"
+     << rank / 2
+     << "k16 (V = the K "
         "tile's first kv_lora_rank columns),\n// split-KV merged by the last "
         "split.\n"
      << "#include \"attnc_mla_decode.cuh\"\n\n"
@@ -146,7 +148,7 @@ FailureOr<EmittedKernel> emitLatentAttention(func::FuncOp function,
   os << "};\n} // namespace\n\n";
 
   std::vector<EmittedParam> params = latentParams(
-      op, emission, latentAttentionWorkspaceFloats(limits));
+      op, emission, latentAttentionWorkspaceFloats(limits, rank));
   printForwardingEntryPoint(os, "Config::kThreads, 1", name,
                             "attnc::latent_attention<Config>", params);
 

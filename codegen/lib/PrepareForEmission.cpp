@@ -501,8 +501,9 @@ LogicalResult prepare(MlaPreprocessOp op) {
 
 /// MLA's absorbed decode (runtime/device/attnc_mla_decode.cuh): a latent
 /// cache of the activation type (fp8 latent caches are not taken yet),
-/// kv_lora_rank 512 and a rope part that keeps rows whole 64-value column
-/// blocks, a block size the cache type fixes. The emission records the
+/// kv_lora_rank a multiple of 128 up to 512 (plan/LatentAttention.h) and a
+/// rope part that keeps rows whole 64-value column blocks, a block size the
+/// cache type fixes. The emission records the
 /// element types, the block size, the heads sharing the one latent head
 /// (group_size = H) and the scale in log2 units.
 LogicalResult prepare(LatentAttentionOp op) {
@@ -525,12 +526,9 @@ LogicalResult prepare(LatentAttentionOp op) {
            << " (the MLA decode kernel does not take fp8 latent caches yet)";
   int64_t rank = static_cast<int64_t>(op.getKvLoraRank());
   int64_t qkDim = queryType.getDimSize(2);
-  if (rank != kLatentRank)
+  if (!latentRankSupported(rank))
     return op.emitOpError() << "cannot be emitted: kv_lora_rank must be "
-                            << kLatentRank
-                            << " (the MLA decode kernel's output width: two "
-                               "warpgroups of 256 columns), got "
-                            << rank;
+                            << kLatentRankRule << ", got " << rank;
   if (qkDim % 64 != 0)
     return op.emitOpError()
            << "cannot be emitted: kv_lora_rank + rope_head_dim (" << qkDim

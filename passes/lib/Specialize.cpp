@@ -130,7 +130,7 @@
 // two warpgroups) and needs wgmma, so sm_90a only; its Q and two K tiles
 // take nearly all of an SM's shared memory, so target_ctas = SMs (one CTA
 // per SM) and max_kv_splits = min(32, SMs) (the last split reads every
-// split's 64 x 512 fp32 partial: the merge grows with the count).
+// split's 64 x R fp32 partial: the merge grows with the count).
 //
 // Varlen attention (attn.varlen_attention: ragged contiguous K/V, the same
 // template with contiguous key rows) gets the attention schedule of its

@@ -3,7 +3,9 @@
 // attn.latent_attention: queries [tokens, H, R + P] (absorbed q_nope in the
 // first R values, the rotated q_pe after them) against one shared KV head,
 // the paged latent cache [num_blocks, block_size, R + P]; V is the first R
-// values of the same rows. Output [tokens, H, R]. R = 512, P = 64.
+// values of the same rows. Output [tokens, H, R]. R = 512 (DeepSeek) or 256
+// (Mistral 4; any multiple of 128 up to 512), P = 64; the numbers below are
+// R 512's, R 256's in brackets.
 //
 // A CTA of two warpgroups (256 threads) takes 64 rows (flattened (query
 // token, head) rows of one sequence: kNumHeads heads per token, so a decode
@@ -11,16 +13,17 @@
 // fill the rest) and one split's run of 64-key tiles of that sequence:
 //  - Q [64 x 576] stays in shared memory; K tiles [64 keys x 576] are
 //    double-buffered there (cp.async through the block table, 16 bytes per
-//    copy), all in 128-byte swizzled rows (9 column blocks of 64 values).
+//    copy), all in 128-byte swizzled rows (9 [5] column blocks of 64 values).
 //  - Seesaw schedule (FlashMLA's idea): tiles go in pairs; warpgroup w
-//    computes S = Q K^T of tile 2j + w (36 wgmma m64n64k16, K buffer w) and
-//    its online softmax, warpgroup 1 continuing from warpgroup 0's row
+//    computes S = Q K^T of tile 2j + w (36 [20] wgmma m64n64k16, K buffer w)
+//    and its online softmax, warpgroup 1 continuing from warpgroup 0's row
 //    maxima (shared memory, named barriers between the two). Warpgroup w
-//    keeps O[:, 256 w .. 256 w + 255] (128 fp32 accumulators a thread) and
-//    applies both tiles' P: its own from registers, the other's from one
-//    shared P buffer (4 wgmma m64n256k16 each, V = the K tile's first 512
-//    columns read as an MN-major B operand). S of tile 2j + 1 runs under
-//    warpgroup 0's softmax, P V of tile 2j under warpgroup 1's.
+//    keeps O[:, R/2 w .. R/2 (w + 1) - 1] (128 [64] fp32 accumulators a
+//    thread) and applies both tiles' P: its own from registers, the other's
+//    from one shared P buffer (4 wgmma m64n256k16 [m64n128k16] each, V =
+//    the K tile's first R columns read as an MN-major B operand). S of tile
+//    2j + 1 runs under warpgroup 0's softmax, P V of tile 2j under
+//    warpgroup 1's.
 //  - Each warpgroup copies its own tiles. K tile 2j + 2 loads into buffer
 //    0 in two groups: the column blocks only warpgroup 0 reads (V half 0,
 //    the rope part) once its own P V of tile 2j is done, V half 1 once
@@ -44,8 +47,9 @@ template <class T> struct MlaWgmma;
 // The MMA shapes of the kernel for activation type T (PTX type PTX):
 //  - scores: d[64 x 64] (+)= A[64 x 16] B[64 x 16]^T, both K-major in
 //    swizzled shared memory (descriptors a, b);
-//  - values: d[64 x 256] += A[64 x 16] B[16 x 256], B MN-major in shared
-//    memory; A K-major in shared memory (descriptor) or in registers (the
+//  - values: d[64 x N] += A[64 x 16] B[16 x N], N = R / 2 (256, 192, 128
+//    or 64: the accumulator array's size picks the overload), B MN-major in
+//    shared memory; A K-major in shared memory (descriptor) or in registers (the
 //    four 32-bit registers of the mma.m16n8k16 A fragment of each warp's 16
 //    rows, PTX ISA "Register fragment layout for matrix A").
 #define ATTNC_MLA_D(i) "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])
@@ -60,6 +64,21 @@ template <class T> struct MlaWgmma;
   "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"                                  \
   "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"                      \
   "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
+#define ATTNC_MLA_D64                                                                                 \
+  "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                            \
+  "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"                                  \
+  "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"                                  \
+  "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+#define ATTNC_MLA_D32                                                                                 \
+  "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                            \
+  "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
+#define ATTNC_MLA_D96                                                                                 \
+  "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                            \
+  "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"                                  \
+  "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"                                  \
+  "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"                                  \
+  "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"                                  \
+  "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95"
 #define ATTNC_MLA_WGMMA(T, PTX)                                                                       \
   template <> struct MlaWgmma<T> {                                                                    \
     static __device__ __forceinline__ void scores(float (&d)[8][4], unsigned long long a,              \
@@ -86,6 +105,51 @@ template <class T> struct MlaWgmma;
                    : ATTNC_MLA_D16(0), ATTNC_MLA_D16(16)                                             \
                    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                            \
     }                                                                                                 \
+    /* R = 256: d[64 x 128], the same operands. */                                                    \
+    static __device__ __forceinline__ void values(float (&d)[16][4], unsigned long long a,             \
+                                                  unsigned long long b) {                             \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32." PTX "." PTX " {"                    \
+                   ATTNC_MLA_D64 "}, %64, %65, 1, 1, 1, 0, 1;\n"                                      \
+                   : ATTNC_MLA_D16(0)                                                                \
+                   : "l"(a), "l"(b));                                                                \
+    }                                                                                                 \
+    static __device__ __forceinline__ void values(float (&d)[16][4], const unsigned (&a)[4],           \
+                                                  unsigned long long b) {                             \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32." PTX "." PTX " {"                    \
+                   ATTNC_MLA_D64 "}, {%64, %65, %66, %67}, %68, 1, 1, 1, 1;\n"                        \
+                   : ATTNC_MLA_D16(0)                                                                \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                            \
+    }                                                                                                 \
+    /* R = 384: d[64 x 192], the same operands. */                                                    \
+    static __device__ __forceinline__ void values(float (&d)[24][4], unsigned long long a,            \
+                                                  unsigned long long b) {                             \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n192k16.f32." PTX "." PTX " {"                    \
+                   ATTNC_MLA_D96 "}, %96, %97, 1, 1, 1, 0, 1;\n"                                      \
+                   : ATTNC_MLA_D16(0), ATTNC_MLA_D4(16), ATTNC_MLA_D4(20)                             \
+                   : "l"(a), "l"(b));                                                                 \
+    }                                                                                                 \
+    static __device__ __forceinline__ void values(float (&d)[24][4], const unsigned (&a)[4],          \
+                                                  unsigned long long b) {                             \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n192k16.f32." PTX "." PTX " {"                    \
+                   ATTNC_MLA_D96 "}, {%96, %97, %98, %99}, %100, 1, 1, 1, 1;\n"                       \
+                   : ATTNC_MLA_D16(0), ATTNC_MLA_D4(16), ATTNC_MLA_D4(20)                             \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                             \
+    }                                                                                                 \
+    /* R = 128: d[64 x 64], the same operands. */                                                     \
+    static __device__ __forceinline__ void values(float (&d)[8][4], unsigned long long a,             \
+                                                  unsigned long long b) {                             \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX "." PTX " {"                     \
+                   ATTNC_MLA_D32 "}, %32, %33, 1, 1, 1, 0, 1;\n"                                      \
+                   : ATTNC_MLA_D4(0), ATTNC_MLA_D4(4)                                                 \
+                   : "l"(a), "l"(b));                                                                 \
+    }                                                                                                 \
+    static __device__ __forceinline__ void values(float (&d)[8][4], const unsigned (&a)[4],           \
+                                                  unsigned long long b) {                             \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX "." PTX " {"                     \
+                   ATTNC_MLA_D32 "}, {%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"                        \
+                   : ATTNC_MLA_D4(0), ATTNC_MLA_D4(4)                                                 \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                             \
+    }                                                                                                 \
   };
 
 ATTNC_MLA_WGMMA(__nv_bfloat16, "bf16")
@@ -93,6 +157,9 @@ ATTNC_MLA_WGMMA(__half, "f16")
 
 #undef ATTNC_MLA_WGMMA
 #undef ATTNC_MLA_D128
+#undef ATTNC_MLA_D64
+#undef ATTNC_MLA_D96
+#undef ATTNC_MLA_D32
 #undef ATTNC_MLA_D16
 #undef ATTNC_MLA_D4
 #undef ATTNC_MLA_D
@@ -107,7 +174,13 @@ template <class C> struct LatentAttention {
   static constexpr int kThreads = C::kThreads;   // 256: two warpgroups
   static constexpr int kColBlocks = kQkDim / 64;
   static constexpr int kTileBytes = kBlockN * kQkDim * 2;
-  static_assert(kLatent == 512 && kQkDim % 64 == 0 && kQkDim > kLatent, "R = 512, R + P a multiple of 64");
+  // Warpgroup w keeps O columns [kHalf w, kHalf (w + 1)): kHalfBlocks
+  // 64-column blocks, kONBlocks accumulator groups of 8 columns a thread.
+  // (Enumerators, not static constexpr members: NVRTC emits each such
+  // member as a PTX global, and these came after R 512's kernel was fixed.)
+  enum : int { kHalf = kLatent / 2, kHalfBlocks = kLatent / 128, kONBlocks = kLatent / 16 };
+  static_assert(kLatent % 128 == 0 && kLatent >= 128 && kLatent <= 512 && kQkDim % 64 == 0 && kQkDim > kLatent,
+                "R a multiple of 128 up to 512 (wgmma n = R / 2 per warpgroup), R + P a multiple of 64");
   static_assert(kBlockM == 64 && kBlockN == 64 && kThreads == 256, "64 x 64 tiles, two warpgroups");
   static_assert(C::kQOffset % 1024 == 0 && C::kKOffset % 1024 == 0 && C::kKBytes % 1024 == 0 &&
                     C::kPOffset % 1024 == 0 && C::kKBytes == kTileBytes,
@@ -147,8 +220,10 @@ template <class C> struct LatentAttention {
   /// every column block of keys u / 8 + 16 p, p = 0..3, so 8 consecutive
   /// threads read 128 contiguous bytes. Keys at or past kv_end are
   /// zero-filled and read nothing.
-  /// kPart 0: every column block; 1: blocks 0..3 and 8.. (warpgroup 0's V
-  /// half and the rope part); 2: blocks 4..7 (warpgroup 1's V half).
+  /// kPart 0: every column block; 1: blocks [0, kHalfBlocks) and
+  /// [2 kHalfBlocks, ..) (warpgroup 0's V half and the rope part; 0..3 and
+  /// 8.. at R 512); 2: blocks [kHalfBlocks, 2 kHalfBlocks) (warpgroup 1's V
+  /// half).
   template <int kPart = 0>
   static __device__ __forceinline__ void load_tile(const Args &a, const int *table, int tile, int kv_end,
                                                    unsigned char *dst) {
@@ -167,7 +242,7 @@ template <class C> struct LatentAttention {
     for (int p = 0; p < 4; ++p)
 #pragma unroll
       for (int b = 0; b < kColBlocks; ++b)
-        if (kPart == 0 || (kPart == 1) == (b < 4 || b >= 8))
+        if (kPart == 0 || (kPart == 1) == (b < kHalfBlocks || b >= 2 * kHalfBlocks))
           attnc::cp_async_16(dst + attnc::sw128_offset<kBlockN>(key0 + 16 * p, b * 8 + c), src[p] + b * 64 + c * 8,
                              valid[p]);
   }
@@ -194,10 +269,10 @@ template <class C> struct LatentAttention {
       for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(r[i][e])::"memory");
   }
   /// o *= corr per row half, skipped by a warp whose rows' maxima did not move.
-  static __device__ __forceinline__ void rescale(float (&o)[32][4], const float (&corr)[2]) {
+  static __device__ __forceinline__ void rescale(float (&o)[kONBlocks][4], const float (&corr)[2]) {
     if (!__all_sync(0xffffffffu, corr[0] == 1.0f && corr[1] == 1.0f)) {
 #pragma unroll
-      for (int n = 0; n < 32; ++n) {
+      for (int n = 0; n < kONBlocks; ++n) {
         o[n][0] *= corr[0];
         o[n][1] *= corr[0];
         o[n][2] *= corr[1];
@@ -352,9 +427,9 @@ template <class C> struct LatentAttention {
     attnc::fence_proxy_async();
     __syncthreads();  // Q, K tiles 0 and 1 landed
 
-    float o[32][4];
+    float o[kONBlocks][4];
 #pragma unroll
-    for (int n = 0; n < 32; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+    for (int n = 0; n < kONBlocks; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
     float m[2] = {-attnc::infinity(), -attnc::infinity()}, l[2] = {0.0f, 0.0f}, corr[2];
     float s[8][4];
     unsigned p[4][4];
@@ -362,17 +437,17 @@ template <class C> struct LatentAttention {
     const unsigned long long q_desc = attnc::sw128_desc(attnc::shared_address(q_s), 16, 1024);
     const unsigned long long k_desc = attnc::sw128_desc(attnc::shared_address(k_s), 16, 1024);
     const unsigned long long p_desc = attnc::sw128_desc(attnc::shared_address(p_s), 16, 1024);
-    // V of warpgroup w (K buffer 0): column blocks 4 w .. 4 w + 3, MN-major;
-    // + kKBytes >> 4 for buffer 1.
+    // V of warpgroup w (K buffer 0): column blocks kHalfBlocks w ..
+    // kHalfBlocks (w + 1) - 1, MN-major; + kKBytes >> 4 for buffer 1.
     const unsigned long long v_desc =
-        attnc::sw128_desc(attnc::shared_address(k_s + wg * 4 * kBlockN * 128), kBlockN * 128, 1024);
+        attnc::sw128_desc(attnc::shared_address(k_s + wg * kHalfBlocks * kBlockN * 128), kBlockN * 128, 1024);
     const unsigned long long v_own = v_desc + ((wg * C::kKBytes) >> 4);
     const unsigned long long v_other = v_desc + (((1 - wg) * C::kKBytes) >> 4);
 
     // Seesaw: tiles run in pairs; warpgroup w computes S = Q K^T of tile
     // 2j + w (all 64 keys, K buffer w) and the softmax; warpgroup 0 goes
     // first, warpgroup 1 continues from its row maxima. Each keeps O for its
-    // 256 V columns and applies both tiles' P: its own from registers, the
+    // R / 2 V columns and applies both tiles' P: its own from registers, the
     // other's from shared memory (one P buffer: a warpgroup writes P only
     // once its P V of the other's P is done, and the other reads its own P
     // from registers). So S of tile 2j + 1 runs under warpgroup 0's softmax
@@ -383,8 +458,9 @@ template <class C> struct LatentAttention {
       const bool has1 = 2 * j + 1 < my_tiles;
       if (wg == 0) {
         const int tile_key = (my_first + 2 * j) * kBlockN;
-        // K tile 2j came in two copy groups (column blocks 0..3 and 8..,
-        // then 4..7): S starts on the first while the second lands. (No
+        // K tile 2j came in two copy groups (load_tile<1>, then <2>: column
+        // blocks 0..3 and 8.., then 4..7 at R 512): S starts on the first
+        // while the second lands. (No
         // branch around these waits: ptxas fences the wgmma chain there.)
         attnc::cp_async_wait<1>();
         attnc::fence_proxy_async();
@@ -392,7 +468,7 @@ template <class C> struct LatentAttention {
         attnc::wgmma_fence();
 #pragma unroll
         for (int b = 0; b < kColBlocks; ++b)
-          if (b < 4 || b >= 8) {
+          if (b < kHalfBlocks || b >= 2 * kHalfBlocks) {
 #pragma unroll
             for (int ks = 0; ks < 4; ++ks)
               MlaWgmma<act_t>::scores(s, q_desc + ((b * kBlockM * 128 + ks * 32) >> 4),
@@ -402,7 +478,7 @@ template <class C> struct LatentAttention {
         attnc::fence_proxy_async();
         bar_sync(kBarK0, 128);
 #pragma unroll
-        for (int b = 4; b < 8; ++b)
+        for (int b = kHalfBlocks; b < 2 * kHalfBlocks; ++b)
 #pragma unroll
           for (int ks = 0; ks < 4; ++ks)
             MlaWgmma<act_t>::scores(s, q_desc + ((b * kBlockM * 128 + ks * 32) >> 4),
@@ -543,8 +619,8 @@ template <class C> struct LatentAttention {
         if (r < rows) {
           const float inv = l[i] > 0.0f ? a.out_scale / l[i] : 0.0f;
 #pragma unroll
-          for (int n = 0; n < 32; ++n)
-            store_output(a, row0, q_start, r, wg * 256 + n * 8 + 2 * t, o[n][2 * i] * inv, o[n][2 * i + 1] * inv);
+          for (int n = 0; n < kONBlocks; ++n)
+            store_output(a, row0, q_start, r, wg * kHalf + n * 8 + 2 * t, o[n][2 * i] * inv, o[n][2 * i + 1] * inv);
         }
       }
       return;
@@ -567,8 +643,8 @@ template <class C> struct LatentAttention {
       const int r = warp * 16 + g + 8 * i;
       if (r < rows) {
 #pragma unroll
-        for (int n = 0; n < 32; ++n)
-          __stcg(reinterpret_cast<float2 *>(ws_o + r * kLatent + wg * 256 + n * 8 + 2 * t),
+        for (int n = 0; n < kONBlocks; ++n)
+          __stcg(reinterpret_cast<float2 *>(ws_o + r * kLatent + wg * kHalf + n * 8 + 2 * t),
                  make_float2(o[n][2 * i], o[n][2 * i + 1]));
         if (t == 0 && wg == 0) {
           __stcg(ws_m + r, m[i] * scale);  // log2 units (-inf: no keys)
@@ -620,9 +696,9 @@ template <class C> struct LatentAttention {
     }
     __syncthreads();
     const float *all_o = a.workspace + (long long)tile_id * splits * kBlockM * kLatent;
-    // Items of 4 outputs: rows * 128 of them, 8 per thread per pass.
-    constexpr int kItems = 8, kUnroll = 4;
-    const int total = rows * (kLatent / 4);
+    // Items of 4 outputs: rows * R / 4 of them, 8 per thread per pass.
+    constexpr int kItems = 8, kUnroll = 4, kRowItems = kLatent / 4;
+    const int total = rows * kRowItems;
     for (int base = 0; base < total; base += kItems * kThreads) {
       float4 acc[kItems];
 #pragma unroll
@@ -635,15 +711,15 @@ template <class C> struct LatentAttention {
           for (int i = 0; i < kItems; ++i) {
             const int e = base + i * kThreads + tid, z = z0 + u;
             v[u][i] = z < splits && e < total
-                          ? __ldcg(reinterpret_cast<const float4 *>(all_o + ((long long)z * kBlockM + e / 128) * kLatent +
-                                                                    e % 128 * 4))
+                          ? __ldcg(reinterpret_cast<const float4 *>(all_o + ((long long)z * kBlockM + e / kRowItems) * kLatent +
+                                                                    e % kRowItems * 4))
                           : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
           }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
           for (int i = 0; i < kItems; ++i) {
-            const int e = base + i * kThreads + tid, r = min(e / 128, rows - 1);
+            const int e = base + i * kThreads + tid, r = min(e / kRowItems, rows - 1);
             const float w = z0 + u < splits ? w_s[(z0 + u) * kBlockM + r] : 0.0f;
             acc[i].x += v[u][i].x * w;
             acc[i].y += v[u][i].y * w;
@@ -655,7 +731,7 @@ template <class C> struct LatentAttention {
       for (int i = 0; i < kItems; ++i) {
         const int e = base + i * kThreads + tid;
         if (e < total) {
-          const int r = e / 128, col = e % 128 * 4;
+          const int r = e / kRowItems, col = e % kRowItems * 4;
           const float inv = inv_s[r];
           store_output(a, row0, q_start, r, col, acc[i].x * inv, acc[i].y * inv);
           store_output(a, row0, q_start, r, col + 2, acc[i].z * inv, acc[i].w * inv);

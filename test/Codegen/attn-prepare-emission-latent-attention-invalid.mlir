@@ -12,11 +12,22 @@ func.func @fp8__latent_attention(%q: tensor<?x16x576xbf16>, %cache: tensor<?x64x
 
 // -----
 
-// kv_lora_rank other than 512 (the output is two warpgroups of 256 columns).
-func.func @rank256__latent_attention(%q: tensor<?x16x320xbf16>, %cache: tensor<?x64x320xbf16>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>) -> tensor<?x16x256xbf16> attributes {attn.kernel = "latent_attention", attn.layer = "rank256"} {
-  // expected-error @+1 {{'attn.latent_attention' op cannot be emitted: kv_lora_rank must be 512 (the MLA decode kernel's output width: two warpgroups of 256 columns), got 256}}
-  %o = attn.latent_attention %q, %cache, %tables, %lens, %starts {kv_lora_rank = 256, softmax_scale = 0.1352 : f64, schedule = #attn.latent_attention_schedule<block_m = 64, block_n = 64, num_warps = 8, max_kv_splits = 32, target_ctas = 132>} : tensor<?x16x320xbf16>, tensor<?x64x320xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x256xbf16>
-  return %o : tensor<?x16x256xbf16>
+// kv_lora_rank not a multiple of 128 (each warpgroup keeps R / 2 output
+// columns, whole 64-column blocks); 320 + 64 = 384 keeps whole column blocks
+// of the row, so the rank is what is refused.
+func.func @rank320__latent_attention(%q: tensor<?x16x384xbf16>, %cache: tensor<?x64x384xbf16>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>) -> tensor<?x16x320xbf16> attributes {attn.kernel = "latent_attention", attn.layer = "rank320"} {
+  // expected-error @+1 {{'attn.latent_attention' op cannot be emitted: kv_lora_rank must be a multiple of 128 from 128 to 512 (the MLA decode kernel's output width: two warpgroups of kv_lora_rank / 2 columns, whole 64-column blocks, one wgmma m64n(kv_lora_rank / 2)k16 each), got 320}}
+  %o = attn.latent_attention %q, %cache, %tables, %lens, %starts {kv_lora_rank = 320, softmax_scale = 0.1352 : f64, schedule = #attn.latent_attention_schedule<block_m = 64, block_n = 64, num_warps = 8, max_kv_splits = 32, target_ctas = 132>} : tensor<?x16x384xbf16>, tensor<?x64x384xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x320xbf16>
+  return %o : tensor<?x16x320xbf16>
+}
+
+// -----
+
+// kv_lora_rank 64: below 128 (a warpgroup's half would be 32 columns).
+func.func @rank64__latent_attention(%q: tensor<?x16x128xbf16>, %cache: tensor<?x64x128xbf16>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>) -> tensor<?x16x64xbf16> attributes {attn.kernel = "latent_attention", attn.layer = "rank64"} {
+  // expected-error @+1 {{kv_lora_rank must be a multiple of 128 from 128 to 512}}
+  %o = attn.latent_attention %q, %cache, %tables, %lens, %starts {kv_lora_rank = 64, softmax_scale = 0.1352 : f64, schedule = #attn.latent_attention_schedule<block_m = 64, block_n = 64, num_warps = 8, max_kv_splits = 32, target_ctas = 132>} : tensor<?x16x128xbf16>, tensor<?x64x128xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x64xbf16>
+  return %o : tensor<?x16x64xbf16>
 }
 
 // -----

@@ -32,8 +32,19 @@ namespace attnc::plan {
 constexpr int64_t kLatentBlockM = 64;
 constexpr int64_t kLatentBlockN = 64;
 constexpr int64_t kLatentWarps = 8;
-/// The latent width the kernel takes (kv_lora_rank: V and the output).
-constexpr int64_t kLatentRank = 512;
+/// Whether the kernel takes latent width `rank` (kv_lora_rank: V and the
+/// output): each of its two warpgroups keeps rank / 2 output columns, whole
+/// 64-column blocks, one wgmma m64n(rank / 2)k16 per 16 keys (n <= 256):
+/// 512 (DeepSeek-V2/V3, Kimi-K2, GLM-4.x-Flash, LongCat), 256 (Mistral 4),
+/// 384 or 128.
+inline bool latentRankSupported(int64_t rank) {
+  return rank % 128 == 0 && rank >= 128 && rank <= 512;
+}
+/// The rule of latentRankSupported, for error messages.
+constexpr const char *kLatentRankRule =
+    "a multiple of 128 from 128 to 512 (the MLA decode kernel's output "
+    "width: two warpgroups of kv_lora_rank / 2 columns, whole 64-column "
+    "blocks, one wgmma m64n(kv_lora_rank / 2)k16 each)";
 /// At most this many splits: the last split reads every split's partial
 /// output (64 rows x R floats), one CTA's reads, so the merge grows with
 /// the count.
@@ -86,10 +97,11 @@ inline SplitKvLimits latentSplitKvLimits(int64_t numSms) {
 }
 
 /// The workspace of the MLA decode kernel, in floats: the attention
-/// kernel's layout (partials of 64 rows x R, the rows' max and sum, then
-/// the counters) for its limits.
-inline int64_t latentAttentionWorkspaceFloats(const SplitKvLimits &limits) {
-  return attentionWorkspaceFloats(limits, kLatentBlockM, kLatentRank);
+/// kernel's layout (partials of 64 rows x R = `rank`, the rows' max and
+/// sum, then the counters) for its limits.
+inline int64_t latentAttentionWorkspaceFloats(const SplitKvLimits &limits,
+                                              int64_t rank) {
+  return attentionWorkspaceFloats(limits, kLatentBlockM, rank);
 }
 
 } // namespace attnc::plan
