@@ -344,6 +344,10 @@ constexpr int64_t kMlaUnitsPerLane = 2;
 constexpr int64_t kMlaMaxWarpsPerToken = 8;
 constexpr int64_t kMlaWarpsPerBlock = 4;
 constexpr int64_t kMlaRegistersPerThread = 72;
+/// The memory-level knobs (bench/sweep_mla_preprocess.py measures them).
+constexpr int64_t kMlaTokenSteps = 1;
+constexpr bool kMlaL2Prefetch = false;
+constexpr bool kMlaStreamingStores = false;
 constexpr int64_t kRegistersPerSm = 65536;
 
 FailureOr<MlaPreprocessScheduleAttr> chooseMlaPreprocess(MlaPreprocessOp op) {
@@ -367,7 +371,8 @@ FailureOr<MlaPreprocessScheduleAttr> chooseMlaPreprocess(MlaPreprocessOp op) {
   auto schedule = MlaPreprocessScheduleAttr::getChecked(
       [&] { return op.emitOpError() << "chose an invalid schedule: "; },
       op.getContext(), vectorWidth, warpsPerToken, tokensPerBlock,
-      threadsPerBlock, minBlocksPerSm);
+      threadsPerBlock, minBlocksPerSm, kMlaTokenSteps, kMlaL2Prefetch,
+      kMlaStreamingStores);
   if (!schedule)
     return failure();
   return schedule;
@@ -633,6 +638,10 @@ struct Specialize : attnc::impl::AttnSpecializeBase<Specialize> {
                 return LogicalResult(s);
               })
               .Case([&](MlaPreprocessOp mla) {
+                // An explicit schedule (hand-written IR, a benchmark's
+                // variant) is kept; attn-prepare-emission checks it.
+                if (mla.getScheduleAttr())
+                  return success();
                 FailureOr<MlaPreprocessScheduleAttr> s =
                     chooseMlaPreprocess(mla);
                 if (succeeded(s))

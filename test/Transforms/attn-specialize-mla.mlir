@@ -61,3 +61,26 @@ func.func @odd(%kv_a: tensor<?x32xf16>, %q_pe: tensor<?x3x12xf16>,
         tensor<?xi32>, tensor<20xf16> into tensor<?x16x32xf16>
   return %lat, %qr, %c : tensor<?x32xf16>, tensor<?x3x12xf16>, tensor<?x16x32xf16>
 }
+
+// -----
+
+// A schedule the op already has (hand-written IR, a variant of
+// bench/sweep_mla_preprocess.py) is kept as written, the memory-level knobs
+// included; the chosen one would be warps_per_token = 8, 288 threads.
+// CHECK-LABEL: func.func @explicit
+// CHECK: schedule = #attn.mla_preprocess_schedule<vector_width = 4, warps_per_token = 4, tokens_per_block = 1, threads_per_block = 160, min_blocks_per_sm = 5, token_steps = 2, l2_prefetch = true, streaming_stores = true>
+func.func @explicit(%kv_a: tensor<?x576xbf16>, %q_pe: tensor<?x128x64xbf16>,
+    %slots: tensor<?xi64>, %pos: tensor<?xi64>, %w: tensor<512xbf16>,
+    %cache: tensor<?x64x576xbf16>)
+    -> (tensor<?x576xbf16>, tensor<?x128x64xbf16>, tensor<?x64x576xbf16>) {
+  %lat, %qr, %c = attn.mla_preprocess %kv_a, %q_pe, %slots, %pos, %w into %cache
+      {num_heads = 128, kv_lora_rank = 512, rope_head_dim = 64,
+       norm_eps = 1.0e-6 : f64, rope_style = #attn.rope_style<gptj>,
+       rope_deinterleave = true, theta = 1.0e4 : f64,
+       schedule = #attn.mla_preprocess_schedule<vector_width = 4, warps_per_token = 4,
+           tokens_per_block = 1, threads_per_block = 160, min_blocks_per_sm = 5,
+           token_steps = 2, l2_prefetch = true, streaming_stores = true>}
+      : tensor<?x576xbf16>, tensor<?x128x64xbf16>, tensor<?xi64>,
+        tensor<?xi64>, tensor<512xbf16> into tensor<?x64x576xbf16>
+  return %lat, %qr, %c : tensor<?x576xbf16>, tensor<?x128x64xbf16>, tensor<?x64x576xbf16>
+}
