@@ -79,6 +79,8 @@ void printHeaderComment(raw_ostream &os, const MlaPreprocessKernel &k) {
     os << " l2_prefetch";
   if (schedule.getStreamingStores())
     os << " streaming_stores";
+  if (schedule.getStageInShared())
+    os << " stage_in_shared";
   os << "\n";
 }
 
@@ -134,6 +136,8 @@ void printConfig(raw_ostream &os, const MlaPreprocessKernel &k) {
   printMember(os, "bool", "l2_prefetch", boolLiteral(schedule.getL2Prefetch()));
   printMember(os, "bool", "streaming_stores",
               boolLiteral(schedule.getStreamingStores()));
+  printMember(os, "bool", "stage_in_shared",
+              boolLiteral(schedule.getStageInShared()));
   os << "};\n";
 }
 

@@ -1193,7 +1193,7 @@ LogicalResult MlaPreprocessScheduleAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t vectorWidth,
     int64_t warpsPerToken, int64_t tokensPerBlock, int64_t threadsPerBlock,
     int64_t minBlocksPerSm, int64_t tokenSteps, bool /*l2Prefetch*/,
-    bool /*streamingStores*/) {
+    bool /*streamingStores*/, bool /*stageInShared*/) {
   if (failed(checkPositiveParameters(
           emitError, "mla_preprocess_schedule",
           {{"vector_width", vectorWidth},

@@ -77,6 +77,11 @@
 //    128. ptxas needs 72-85 registers for the kernel; at 72 it spills a
 //    few bytes at most (28 with an fp8 cache at 128 heads), at 64 (1024
 //    threads) over 100.
+//  - the memory-level knobs (token_steps, l2_prefetch, streaming_stores,
+//    stage_in_shared; #attn.mla_preprocess_schedule says what each does):
+//    the kMla* constants below, one place, so that the measurement of
+//    bench/sweep_mla_preprocess.py changes one line. An op that already has
+//    a schedule keeps it (attn-prepare-emission checks it against the op).
 //
 // Attention (#attn.attention_schedule):
 //  - qk_dim_padded / v_dim_padded: the head dims rounded up to the MMA step
@@ -348,6 +353,7 @@ constexpr int64_t kMlaRegistersPerThread = 72;
 constexpr int64_t kMlaTokenSteps = 1;
 constexpr bool kMlaL2Prefetch = false;
 constexpr bool kMlaStreamingStores = false;
+constexpr bool kMlaStageInShared = false;
 constexpr int64_t kRegistersPerSm = 65536;
 
 FailureOr<MlaPreprocessScheduleAttr> chooseMlaPreprocess(MlaPreprocessOp op) {
@@ -372,7 +378,7 @@ FailureOr<MlaPreprocessScheduleAttr> chooseMlaPreprocess(MlaPreprocessOp op) {
       [&] { return op.emitOpError() << "chose an invalid schedule: "; },
       op.getContext(), vectorWidth, warpsPerToken, tokensPerBlock,
       threadsPerBlock, minBlocksPerSm, kMlaTokenSteps, kMlaL2Prefetch,
-      kMlaStreamingStores);
+      kMlaStreamingStores, kMlaStageInShared);
   if (!schedule)
     return failure();
   return schedule;

@@ -18,7 +18,9 @@
 //    min_blocks_per_sm (the launch bound), token_steps (tokens each token
 //    place handles in turn, the next one's loads in flight during this
 //    one's math and stores), l2_prefetch (row loads with the L2 256-byte
-//    prefetch hint), streaming_stores (outputs stored evict-first).
+//    prefetch hint), streaming_stores (outputs stored evict-first),
+//    stage_in_shared (every step's row loads at once, cp.async into
+//    shared memory instead of registers).
 // Every optional feature is an `if constexpr` on the Config, so a kernel
 // without it has no code for it.
 //
@@ -142,6 +144,19 @@ template <class Config> struct Kernel {
     kLatentHeld = kLatentChunks + 2 * kKpeUnitsPerLane,
     kHeld = kQueryHeld > kLatentHeld ? kQueryHeld : kLatentHeld,
   };
+  enum : int {
+    // stage_in_shared: the steps whose copies fly at once, as many as fit
+    // 48 KB of static shared memory beside the angle tables, at most
+    // token_steps and 8 (cp.async.wait_group's immediate).
+    kStageBytes = kThreadsPerBlock * (kHeld * int(sizeof(Packed)) +
+                                      int(sizeof(typename Config::slot_t))),
+    kTableBytes = 2 * kTokensPerGroup * kHalf * int(sizeof(float)),
+    kStageFit = (48 * 1024 - kTableBytes) / kStageBytes,
+    kStages = kStageFit < kSteps ? (kStageFit < 8 ? kStageFit : 8) : (kSteps < 8 ? kSteps : 8),
+  };
+  static_assert(!Config::stage_in_shared || kStages >= 1,
+                "stage_in_shared: one step's stage (held vectors x threads_per_block) and the "
+                "angle tables must fit 48 KB of static shared memory");
 
   /// One vector of an input row (kv_a, q_rope): a plain load, or with
   /// l2_prefetch one that asks L2 to fetch the 256-byte block around it
@@ -267,37 +282,120 @@ template <class Config> struct Kernel {
     long long slot;
   };
 
-  /// Step 1 of a token: its loads, issued together.
-  static __device__ __forceinline__ void load_token(const Params<Config> &p, int token, bool active,
-                                                    bool latent_warp, int jq, int lane,
-                                                    Loaded &in) {
-    in.slot = -1;
+  /// Step 1 of a token: its loads, issued together. `put(i, src)` moves
+  /// the vector at src into held vector i (a register load, or a copy into
+  /// the thread's shared-memory stage); the slot is a register load.
+  template <class Put>
+  static __device__ __forceinline__ void load_token(
+      const Params<Config> &p, int token, bool active, bool latent_warp, int jq, int lane, Put put,
+      long long &slot, typename Config::slot_t *slot_by_copy = nullptr) {
+    slot = -1;
     if (!latent_warp) {
       const act_t *q_in = p.q_rope + (long long)token * p.q_rope_token_stride;
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
         const int unit = jq + b * kQueryThreads;
-        if (active && unit < kQueryUnits)
-          load_unit(q_in + unit_head(unit) * p.q_rope_head_stride, unit_index(unit),
-                    in.held + 2 * b);
+        if (active && unit < kQueryUnits) {
+          const act_t *head = q_in + unit_head(unit) * p.q_rope_head_stride;
+          put(2 * b, head + in_first(unit_index(unit)));
+          put(2 * b + 1, head + in_second(unit_index(unit)));
+        }
       }
     } else if (active) {
       const act_t *kv_row = p.kv_a + (long long)token * p.kv_a_row_stride;
-      Packed *latent = in.held, *kpe = in.held + kLatentChunks;
 #pragma unroll
       for (int c = 0; c < kLatentChunks; ++c) {
         const int e = (c * 32 + lane) * kVectorWidth;
         if (e < kRank)
-          latent[c] = load_row_vec(kv_row + e);
+          put(c, kv_row + e);
       }
 #pragma unroll
       for (int c = 0; c < kKpeUnitsPerLane; ++c) {
         const int u = c * 32 + lane;
-        if (u < kUnits)
-          load_unit(kv_row + kRank, u, kpe + 2 * c);
+        if (u < kUnits) {
+          put(kLatentChunks + 2 * c, kv_row + kRank + in_first(u));
+          put(kLatentChunks + 2 * c + 1, kv_row + kRank + in_second(u));
+        }
       }
-      in.slot = (long long)p.slot_mapping[token];
+      if (slot_by_copy)
+        copy_async_index(slot_by_copy, p.slot_mapping + token);
+      else
+        slot = (long long)p.slot_mapping[token];
     }
+  }
+
+  /// A token's loads into registers.
+  static __device__ __forceinline__ void load_token(const Params<Config> &p, int token, bool active,
+                                                    bool latent_warp, int jq, int lane,
+                                                    Loaded &in) {
+    load_token(
+        p, token, active, latent_warp, jq, lane,
+        [&](int i, const act_t *src) { in.held[i] = load_row_vec(src); }, in.slot);
+  }
+
+  /// One vector copied from global into shared memory (cp.async: no
+  /// register holds it in flight), with the L2 prefetch hint when
+  /// l2_prefetch; .cg (L2 only) for 16 bytes, .ca for 4 and 8.
+  static __device__ __forceinline__ void copy_async(Packed *dst, const act_t *src) {
+    const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    constexpr int kBytes = int(sizeof(Packed));
+    static_assert(!Config::stage_in_shared || kBytes == 4 || kBytes == 8 || kBytes == 16,
+                  "stage_in_shared: cp.async moves 4, 8 or 16 bytes (vector_width >= 2)");
+    if constexpr (kBytes == 16 && Config::l2_prefetch)
+      asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(to), "l"(src)
+                   : "memory");
+    else if constexpr (kBytes == 16)
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(src) : "memory");
+    else if constexpr (Config::l2_prefetch)
+      asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], %2;" ::"r"(to), "l"(src),
+                   "n"(kBytes)
+                   : "memory");
+    else
+      asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(to), "l"(src), "n"(kBytes)
+                   : "memory");
+  }
+
+  /// A slot index (4 or 8 bytes) copied into shared memory.
+  static __device__ __forceinline__ void copy_async_index(typename Config::slot_t *dst,
+                                                          const typename Config::slot_t *src) {
+    const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(to), "l"(src),
+                 "n"(int(sizeof(typename Config::slot_t)))
+                 : "memory");
+  }
+
+  /// Waits until at most `pending` of this thread's cp.async groups are in
+  /// flight (an immediate in PTX: `pending` is a constant once the steps
+  /// are unrolled, and the switch folds).
+  static __device__ __forceinline__ void wait_async(int pending) {
+    switch (pending) {
+    case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
+    case 3: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
+    case 4: asm volatile("cp.async.wait_group 4;" ::: "memory"); break;
+    case 5: asm volatile("cp.async.wait_group 5;" ::: "memory"); break;
+    case 6: asm volatile("cp.async.wait_group 6;" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 7;" ::: "memory"); break;
+    }
+  }
+
+  /// The angles of the block's tokens (rows of the tables), then the
+  /// block's barrier.
+  static __device__ __forceinline__ void fill_tables(const Params<Config> &p, int first_token,
+                                                     float (*cos_table)[kHalf],
+                                                     float (*sin_table)[kHalf]) {
+#pragma unroll 1
+    for (int i = threadIdx.x; i < kTokensPerGroup * kHalf; i += kThreadsPerBlock) {
+      const int ti = i / kHalf, f = i % kHalf;
+      float c = 1.0f, s = 0.0f;
+      if (first_token + ti < p.num_tokens)
+        attnc::rope_cos_sin((long long)p.positions[first_token + ti], Config::inv_freq(f), &c,
+                            &s);
+      cos_table[ti][f] = c * Config::rope_attention_factor;
+      sin_table[ti][f] = s * Config::rope_attention_factor;
+    }
+    __syncthreads();
   }
 
   /// Steps 3 and 4 of a token (its loads in `in`, its angles in row `row`
@@ -437,49 +535,91 @@ template <class Config> struct Kernel {
     // Step s of place t is token first_token + s * kTokensPerBlock + t
     // (row s * kTokensPerBlock + t of the angle tables).
     const int first_token = blockIdx.x * kTokensPerGroup;
-
-    // 1. The first step's loads, ahead of the rope tables so that their
-    //    latency overlaps the tables' computation. (Two paths, not one
-    //    thread doing both: the registers are the larger path's, not their
-    //    sum.)
-    Loaded loaded[kBuffers];
-    load_token(p, first_token + t, first_token + t < p.num_tokens, latent_warp, jq, lane,
-               loaded[0]);
-
-    // 2. Each token's angles, shared by its k_pe and all its query heads.
     __shared__ __align__(16) float cos_table[kTokensPerGroup][kHalf];
     __shared__ __align__(16) float sin_table[kTokensPerGroup][kHalf];
-#pragma unroll 1
-    for (int i = threadIdx.x; i < kTokensPerGroup * kHalf; i += kThreadsPerBlock) {
-      const int ti = i / kHalf, f = i % kHalf;
-      float c = 1.0f, s = 0.0f;
-      if (first_token + ti < p.num_tokens)
-        attnc::rope_cos_sin((long long)p.positions[first_token + ti], Config::inv_freq(f), &c,
-                            &s);
-      cos_table[ti][f] = c * Config::rope_attention_factor;
-      sin_table[ti][f] = s * Config::rope_attention_factor;
-    }
-    __syncthreads();
 
-    // 3, 4 per step; with several steps, the next token's loads are issued
-    // before this one's math and stores.
+    if constexpr (Config::stage_in_shared) {
+      // 1. The first kStages steps' loads at once, each step one cp.async
+      //    group, into the threads' stage slots ([stage][held vector]
+      //    [thread]: a warp's 16-byte slots side by side, no bank
+      //    conflicts; the latent warp's slot index beside them); a later
+      //    step's go into the stage the step kStages earlier freed, as soon
+      //    as its values are in registers. The steps are a loop (the stage
+      //    is an address, not registers), so code and registers stay those
+      //    of one step.
+      using slot_t = typename Config::slot_t;
+      __shared__ Packed stage[kStages][kHeld][kThreadsPerBlock];
+      __shared__ slot_t stage_slot[kStages][kThreadsPerBlock];
+      auto issue_step = [&](int step) {
+        if (step < kSteps) {
+          const int token = first_token + step * kTokensPerBlock + t;
+          const bool active = token < p.num_tokens;
+          Packed(*slot_of)[kThreadsPerBlock] = stage[step % kStages];
+          long long slot_unused;
+          load_token(
+              p, token, active, latent_warp, jq, lane,
+              [&](int i, const act_t *src) { copy_async(&slot_of[i][threadIdx.x], src); },
+              slot_unused, /*slot_by_copy=*/&stage_slot[step % kStages][threadIdx.x]);
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+      };
 #pragma unroll
-    for (int step = 0; step < kSteps; ++step) {
-      const int row = step * kTokensPerBlock + t;
-      const int token = first_token + row;
-      if (step + 1 < kSteps) {
-        const int next = token + kTokensPerBlock;
-        load_token(p, next, next < p.num_tokens, latent_warp, jq, lane,
-                   loaded[(step + 1) % kBuffers]);
-      }
-      // In place, de-interleaving lanes write what other lanes of their
-      // warp loaded for this token during the previous step: every lane's
-      // loads first. (Step 0's came before the block's barrier.)
-      if constexpr (kDeinterleave)
-        if (step > 0)
+      for (int step = 0; step < kStages; ++step)
+        issue_step(step);
+      // 2. The angles, while the copies fly.
+      fill_tables(p, first_token, cos_table, sin_table);
+      // 3, 4 per step, once its group has landed (kStages groups issued
+      // ahead of it, kStages - 1 may still fly). In place, a
+      // de-interleaving lane writes what other lanes of its warp copied:
+      // every lane's copies of the token first.
+#pragma unroll 1
+      for (int step = 0; step < kSteps; ++step) {
+        wait_async(kStages - 1);
+        if constexpr (kDeinterleave)
           __syncwarp();
-      finish_token(p, token, token < p.num_tokens, row, latent_warp, jq, lane,
-                   loaded[step % kBuffers], cos_table, sin_table);
+        const int row = step * kTokensPerBlock + t;
+        const int token = first_token + row;
+        const int at = step % kStages;
+        Loaded in;
+#pragma unroll
+        for (int i = 0; i < kHeld; ++i)
+          in.held[i] = stage[at][i][threadIdx.x];
+        in.slot = latent_warp && token < p.num_tokens ? (long long)stage_slot[at][threadIdx.x]
+                                                      : -1;
+        issue_step(step + kStages);
+        finish_token(p, token, token < p.num_tokens, row, latent_warp, jq, lane, in, cos_table,
+                     sin_table);
+      }
+    } else {
+      // 1. The first step's loads, ahead of the rope tables so that their
+      //    latency overlaps the tables' computation. (Two paths, not one
+      //    thread doing both: the registers are the larger path's, not
+      //    their sum.)
+      Loaded loaded[kBuffers];
+      load_token(p, first_token + t, first_token + t < p.num_tokens, latent_warp, jq, lane,
+                 loaded[0]);
+      // 2. Each token's angles, shared by its k_pe and all its query heads.
+      fill_tables(p, first_token, cos_table, sin_table);
+      // 3, 4 per step; with several steps, the next token's loads are
+      // issued before this one's math and stores.
+#pragma unroll
+      for (int step = 0; step < kSteps; ++step) {
+        const int row = step * kTokensPerBlock + t;
+        const int token = first_token + row;
+        if (step + 1 < kSteps) {
+          const int next = token + kTokensPerBlock;
+          load_token(p, next, next < p.num_tokens, latent_warp, jq, lane,
+                     loaded[(step + 1) % kBuffers]);
+        }
+        // In place, de-interleaving lanes write what other lanes of their
+        // warp loaded for this token during the previous step: every
+        // lane's loads first. (Step 0's came before the block's barrier.)
+        if constexpr (kDeinterleave)
+          if (step > 0)
+            __syncwarp();
+        finish_token(p, token, token < p.num_tokens, row, latent_warp, jq, lane,
+                     loaded[step % kBuffers], cos_table, sin_table);
+      }
     }
   }
 };

@@ -36,6 +36,11 @@
 // CHECK: static constexpr int warps_per_token = 1;
 // CHECK-NEXT: static constexpr int tokens_per_block = 2;
 // CHECK-NEXT: static constexpr int threads_per_block = 128;
+// CHECK-NEXT: static constexpr int min_blocks_per_sm = 7;
+// CHECK-NEXT: static constexpr int token_steps = 1;
+// CHECK-NEXT: static constexpr bool l2_prefetch = false;
+// CHECK-NEXT: static constexpr bool streaming_stores = false;
+// CHECK-NEXT: static constexpr bool stage_in_shared = false;
 // CHECK: __launch_bounds__(Config::threads_per_block, Config::min_blocks_per_sm)
 // CHECK-NEXT: deepseek__mla_preprocess(const Config::act_t *kv_a,
 // CHECK-NEXT: const Config::act_t *q_rope,
@@ -124,11 +129,12 @@ func.func @longcat(%kv_a: tensor<?x576xbf16>, %q_pe: tensor<?x64x64xbf16>,
 // ones off their defaults, and a block handles tokens_per_block x
 // token_steps = 4 tokens (the grid's divisor).
 // CHECK-LABEL: kernel knobs__mla_preprocess (mla_preprocess)
-// CHECK: // schedule: vector_width=8 warps_per_token=1 tokens_per_block=2 threads_per_block=128 min_blocks_per_sm=6 token_steps=2 l2_prefetch streaming_stores
+// CHECK: // schedule: vector_width=8 warps_per_token=1 tokens_per_block=2 threads_per_block=128 min_blocks_per_sm=6 token_steps=2 l2_prefetch streaming_stores stage_in_shared
 // CHECK: static constexpr int min_blocks_per_sm = 6;
 // CHECK-NEXT: static constexpr int token_steps = 2;
 // CHECK-NEXT: static constexpr bool l2_prefetch = true;
 // CHECK-NEXT: static constexpr bool streaming_stores = true;
+// CHECK-NEXT: static constexpr bool stage_in_shared = true;
 // CHECK-LABEL: abi knobs__mla_preprocess
 // CHECK: "grid": [
 // CHECK-NEXT: {
@@ -146,7 +152,8 @@ func.func @knobs(%kv_a: tensor<?x576xbf16>, %q_pe: tensor<?x16x64xbf16>,
        rope_deinterleave = true, theta = 1.0e4 : f64,
        schedule = #attn.mla_preprocess_schedule<vector_width = 8, warps_per_token = 1,
            tokens_per_block = 2, threads_per_block = 128, min_blocks_per_sm = 6,
-           token_steps = 2, l2_prefetch = true, streaming_stores = true>}
+           token_steps = 2, l2_prefetch = true, streaming_stores = true,
+           stage_in_shared = true>}
       : tensor<?x576xbf16>, tensor<?x16x64xbf16>, tensor<?xi64>,
         tensor<?xi64>, tensor<512xbf16> into tensor<?x64x576xbf16>
   return %lat, %qr, %c : tensor<?x576xbf16>, tensor<?x16x64xbf16>, tensor<?x64x576xbf16>

@@ -68,7 +68,7 @@ func.func @odd(%kv_a: tensor<?x32xf16>, %q_pe: tensor<?x3x12xf16>,
 // bench/sweep_mla_preprocess.py) is kept as written, the memory-level knobs
 // included; the chosen one would be warps_per_token = 8, 288 threads.
 // CHECK-LABEL: func.func @explicit
-// CHECK: schedule = #attn.mla_preprocess_schedule<vector_width = 4, warps_per_token = 4, tokens_per_block = 1, threads_per_block = 160, min_blocks_per_sm = 5, token_steps = 2, l2_prefetch = true, streaming_stores = true>
+// CHECK: schedule = #attn.mla_preprocess_schedule<vector_width = 4, warps_per_token = 4, tokens_per_block = 1, threads_per_block = 160, min_blocks_per_sm = 5, token_steps = 2, l2_prefetch = true, streaming_stores = true, stage_in_shared = true>
 func.func @explicit(%kv_a: tensor<?x576xbf16>, %q_pe: tensor<?x128x64xbf16>,
     %slots: tensor<?xi64>, %pos: tensor<?xi64>, %w: tensor<512xbf16>,
     %cache: tensor<?x64x576xbf16>)
@@ -79,7 +79,8 @@ func.func @explicit(%kv_a: tensor<?x576xbf16>, %q_pe: tensor<?x128x64xbf16>,
        rope_deinterleave = true, theta = 1.0e4 : f64,
        schedule = #attn.mla_preprocess_schedule<vector_width = 4, warps_per_token = 4,
            tokens_per_block = 1, threads_per_block = 160, min_blocks_per_sm = 5,
-           token_steps = 2, l2_prefetch = true, streaming_stores = true>}
+           token_steps = 2, l2_prefetch = true, streaming_stores = true,
+           stage_in_shared = true>}
       : tensor<?x576xbf16>, tensor<?x128x64xbf16>, tensor<?xi64>,
         tensor<?xi64>, tensor<512xbf16> into tensor<?x64x576xbf16>
   return %lat, %qr, %c : tensor<?x576xbf16>, tensor<?x128x64xbf16>, tensor<?x64x576xbf16>

@@ -144,7 +144,11 @@ def Attn_MlaPreprocessScheduleAttr : AttrDef<Attn_Dialect, "MlaPreprocessSchedul
     (default false): the row loads (kv_a, q_rope) ask L2 for the 256-byte
     block around each access (`ld.global.L2::256B`). `streaming_stores`
     (default false): the outputs are stored evict-first (`st.global.cs`)
-    instead of L2-only (`st.global.cg`).
+    instead of L2-only (`st.global.cg`). `stage_in_shared` (default false):
+    the row loads of all token_steps tokens of a block are issued at once
+    as cp.async copies into shared memory (no registers held while they
+    fly; token_steps x the held vectors x threads_per_block must fit 48 KB,
+    the kernel's static_assert says so).
 
     attn-specialize keeps a schedule the op already has (hand-written IR,
     a benchmark's variant); attn-prepare-emission checks it against the op.
@@ -155,7 +159,8 @@ def Attn_MlaPreprocessScheduleAttr : AttrDef<Attn_Dialect, "MlaPreprocessSchedul
         tokens_per_block = 1, threads_per_block = 288, min_blocks_per_sm = 3>
     #attn.mla_preprocess_schedule<vector_width = 8, warps_per_token = 4,
         tokens_per_block = 1, threads_per_block = 160, min_blocks_per_sm = 4,
-        token_steps = 2, l2_prefetch = true, streaming_stores = true>
+        token_steps = 2, l2_prefetch = true, streaming_stores = true,
+        stage_in_shared = true>
     ```
   }];
   let parameters = (ins
@@ -169,7 +174,9 @@ def Attn_MlaPreprocessScheduleAttr : AttrDef<Attn_Dialect, "MlaPreprocessSchedul
     Attn_BoolParameter<"row loads with an L2 256-byte prefetch hint",
                        "false">:$l2_prefetch,
     Attn_BoolParameter<"outputs stored evict-first (st.global.cs)",
-                       "false">:$streaming_stores
+                       "false">:$streaming_stores,
+    Attn_BoolParameter<"row loads copied into shared memory (cp.async), all "
+                       "steps at once", "false">:$stage_in_shared
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
