@@ -15,7 +15,11 @@ schedule); the knobs (dialect/include/attnc/Dialect/Attn/AttnAttrs.td):
 warps_per_token, tokens_per_block, min_blocks_per_sm (the launch bound: the
 registers a thread may take), token_steps (tokens a token place handles in
 turn, the next one's loads in flight during this one's math and stores),
-l2_prefetch (ld.global.L2::256B row loads), streaming_stores (st.global.cs).
+l2_prefetch (ld.global.L2::256B row loads), streaming_stores (st.global.cs),
+stage_in_shared (row loads as cp.async copies into shared memory, as many
+steps in flight as fit 48 KB). "chosen" is what attn-specialize picks
+(passes/lib/Specialize.cpp, the kMla* constants); the 2026-12-03 kernel is
+w8_b3 (H 128) and w1_t2_b7 (H 16).
 
 Timing, each a CUDA graph (no launch gaps), min and median over `--reps`:
   - cold: one launch after L2 is filled with clean lines (a read of a
@@ -51,7 +55,7 @@ STREAM_LAUNCHES = 8
 FLUSH_BYTES = 256 << 20
 
 
-def schedule(wpt, tpb, min_blocks, steps=1, l2=False, cs=False, vw=8):
+def schedule(wpt, tpb, min_blocks, steps=1, l2=False, cs=False, sh=False, vw=8):
     """The #attn.mla_preprocess_schedule text of one variant."""
     threads = 32 * (wpt + 1) * tpb
     text = (f"vector_width = {vw}, warps_per_token = {wpt}, tokens_per_block = {tpb}, "
@@ -62,44 +66,53 @@ def schedule(wpt, tpb, min_blocks, steps=1, l2=False, cs=False, vw=8):
         text += ", l2_prefetch = true"
     if cs:
         text += ", streaming_stores = true"
+    if sh:
+        text += ", stage_in_shared = true"
     return text
 
 
-def knobs(wpt, tpb, min_blocks, steps=1, l2=False, cs=False):
-    return dict(wpt=wpt, tpb=tpb, min_blocks=min_blocks, steps=steps, l2=l2, cs=cs)
+def knobs(wpt, tpb, min_blocks, steps=1, l2=False, cs=False, sh=False):
+    return dict(wpt=wpt, tpb=tpb, min_blocks=min_blocks, steps=steps, l2=l2, cs=cs, sh=sh)
 
 
-# (name, knobs or None for attn-specialize's choice). Registers / spill
-# bytes from nvcc 13.0 for sm_90a, at the time of writing, in the comment.
+# (name, knobs or None for attn-specialize's choice). "sh": rows staged in
+# shared memory (cp.async); "sN": token_steps N; "bN": min_blocks_per_sm N
+# (the launch bound: 65536 / (N x threads) registers a thread); "wN": query
+# warps a token; "tN": token places a block. Registers / spill bytes from
+# nvcc 13.0 for sm_90a when this list was written, in the comments.
 VARIANTS = {
     128: [
-        ("chosen", None),                                           # wpt 8, 288 thr, 3/SM: 72 r
-        ("w8_b3_l2", knobs(8, 1, 3, l2=True)),
-        ("w8_b3_cs", knobs(8, 1, 3, cs=True)),
+        ("chosen", None),                                  # = w8_b3_s2_sh: 72 r, no spill
+        ("w8_b3", knobs(8, 1, 3)),                         # the 2026-12-03 kernel: 72 r
         ("w8_b3_l2_cs", knobs(8, 1, 3, l2=True, cs=True)),
-        ("w8_b4", knobs(8, 1, 4)),                                  # 56 r, spills 48 B
-        ("w8_b2_s2", knobs(8, 1, 2, steps=2)),                      # 96 r, spills 44 B
-        ("w8_b2_s2_l2_cs", knobs(8, 1, 2, steps=2, l2=True, cs=True)),
-        ("w8_b3_s2", knobs(8, 1, 3, steps=2)),                      # 72 r, spills 152 B
-        ("w8_b2_s3", knobs(8, 1, 2, steps=3)),                      # 96 r, spills 130 B
-        ("w4_b4", knobs(4, 1, 4)),                                  # 96 r, no spill
-        ("w4_b5", knobs(4, 1, 5)),                                  # 72 r, spills 76 B
-        ("w4_b6", knobs(4, 1, 6)),                                  # 64 r, spills 130 B
-        ("w4_b5_l2_cs", knobs(4, 1, 5, l2=True, cs=True)),
-        ("w4_b4_s2", knobs(4, 1, 4, steps=2)),                      # 96 r, spills 216 B
+        ("w8_b4", knobs(8, 1, 4)),                         # 56 r, spills 48 B
+        ("w8_b2_s2", knobs(8, 1, 2, steps=2)),             # registers double buffer: 96 r
+        ("w4_b4", knobs(4, 1, 4)),                         # 96 r
+        ("w4_b5", knobs(4, 1, 5)),                         # 72 r, spills 76 B
+        ("w8_b3_s2_sh_l2", knobs(8, 1, 3, steps=2, sh=True, l2=True)),
+        ("w8_b3_s2_sh_cs", knobs(8, 1, 3, steps=2, sh=True, cs=True)),
+        ("w8_b3_s4_sh", knobs(8, 1, 3, steps=4, sh=True)),  # 2 stages rolling: 72 r
+        ("w8_b3_s4_sh_l2", knobs(8, 1, 3, steps=4, sh=True, l2=True)),
+        ("w8_b3_s8_sh", knobs(8, 1, 3, steps=8, sh=True)),
+        ("w8_b4_s2_sh", knobs(8, 1, 4, steps=2, sh=True)),  # 56 r, spills 28 B
+        ("w8_b3_s1_sh", knobs(8, 1, 3, steps=1, sh=True)),  # staging alone: 66 r
+        ("w4_b4_s4_sh", knobs(4, 1, 4, steps=4, sh=True)),  # 96 r
     ],
     16: [
-        ("chosen", None),                                           # wpt 1, 2 tok, 128 thr, 7/SM: 72 r
-        ("w1_t2_b7_l2", knobs(1, 2, 7, l2=True)),
-        ("w1_t2_b7_cs", knobs(1, 2, 7, cs=True)),
+        ("chosen", None),                                  # = w1_t2_b7_s2_sh: 72 r
+        ("w1_t2_b7", knobs(1, 2, 7)),                      # the 2026-12-03 kernel: 72 r
         ("w1_t2_b7_l2_cs", knobs(1, 2, 7, l2=True, cs=True)),
-        ("w1_t2_b8", knobs(1, 2, 8)),                               # 64 r, spills 14 B
-        ("w1_t4_b4", knobs(1, 4, 4)),                               # 64 r, spills 14 B
-        ("w1_t2_b5_s2", knobs(1, 2, 5, steps=2)),                   # 96 r, spills 24 B
-        ("w1_t2_b4_s4", knobs(1, 2, 4, steps=4)),                   # 128 r, no spill
-        ("w1_t2_b5_s2_l2_cs", knobs(1, 2, 5, steps=2, l2=True, cs=True)),
-        ("w2_t1_b10", knobs(2, 1, 10)),                             # 64 r, spills 2 B
-        ("w2_t2_b5", knobs(2, 2, 5)),                               # 64 r, spills 6 B
+        ("w1_t2_b8", knobs(1, 2, 8)),                      # 64 r, spills 14 B
+        ("w1_t2_b5_s2", knobs(1, 2, 5, steps=2)),          # registers double buffer: 96 r
+        ("w2_t1_b10", knobs(2, 1, 10)),                    # 64 r, spills 2 B
+        ("w1_t2_b7_s2_sh_l2", knobs(1, 2, 7, steps=2, sh=True, l2=True)),
+        ("w1_t2_b7_s2_sh_cs", knobs(1, 2, 7, steps=2, sh=True, cs=True)),
+        ("w1_t2_b7_s4_sh", knobs(1, 2, 7, steps=4, sh=True)),
+        ("w1_t2_b7_s8_sh", knobs(1, 2, 7, steps=8, sh=True)),  # 5 stages rolling
+        ("w1_t2_b7_s4_sh_l2_cs", knobs(1, 2, 7, steps=4, sh=True, l2=True, cs=True)),
+        ("w1_t4_b3_s2_sh", knobs(1, 4, 3, steps=2, sh=True)),  # 80 r
+        ("w1_t1_b12_s4_sh", knobs(1, 1, 12, steps=4, sh=True)),
+        ("w2_t1_b10_s4_sh", knobs(2, 1, 10, steps=4, sh=True)),
     ],
 }
 
@@ -215,13 +228,27 @@ class Timer:
 
 
 def in_flight_estimate(H, k):
-    """Bytes of row loads a schedule keeps in flight per SM at most (launch
-    bound blocks x tokens a block x buffers x bytes read per token); the
-    registers ptxas takes may allow more blocks than the bound."""
+    """Bytes of row loads a schedule has in flight per SM at most: blocks a
+    SM (the launch bound, fewer when the shared-memory stages do not fit
+    228 KB) x token places x steps in flight x bytes read per token. The
+    held vectors mirror the kernel's kHeld at DeepSeek's dims (R 512, P 64,
+    width 8): max(2 x min(units a query thread, 4), 4 latent vectors)."""
     if k is None:
         return None
     per_token = (R + P) * 2 + H * P * 2
-    return k["min_blocks"] * k["tpb"] * (2 if k["steps"] > 1 else 1) * per_token
+    threads = 32 * (k["wpt"] + 1) * k["tpb"]
+    units = -(-(H * P // 16) // (32 * k["wpt"]))
+    held = max(2 * min(units, 4), 4)
+    blocks, steps_in_flight = k["min_blocks"], 1
+    if k["sh"]:
+        tables = 2 * k["tpb"] * k["steps"] * (P // 2) * 4
+        stage = threads * (held * 16 + 8)
+        steps_in_flight = min(k["steps"], (48 * 1024 - tables) // stage, 8)
+        per_block = steps_in_flight * stage + tables + 1024  # + the system's 1 KB
+        blocks = min(blocks, 228 * 1024 // per_block)
+    elif k["steps"] > 1:
+        steps_in_flight = 2
+    return blocks * k["tpb"] * steps_in_flight * per_token
 
 
 def main():
@@ -254,8 +281,14 @@ def main():
                 err = None
             except Exception as e:  # a variant that does not build is reported, not fatal
                 err = f"{type(e).__name__}: {e}"
+            printed = None
+            if err is None:  # the generated source's header says the schedule
+                printed = next((line[len("// schedule: "):]
+                                for line in models[name].kernels[0].source.splitlines()
+                                if line.startswith("// schedule: ")), None)
+                print(f"H{H} {name:20} {printed}", flush=True)
             res["variants"][f"H{H}/{name}"] = {
-                "schedule": text or "attn-specialize's choice", "knobs": k,
+                "schedule": text or "attn-specialize's choice", "printed": printed, "knobs": k,
                 "compile_ms": (time.perf_counter() - start) * 1e3, "error": err,
                 "in_flight_bytes_per_sm_estimate": in_flight_estimate(H, k)}
             if err:

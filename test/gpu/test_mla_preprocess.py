@@ -133,6 +133,20 @@ CASES = [
      "in_place"),
     (Variant(heads=128, style="neox", deinterleave=False, latent_scale=1.5, block_size=16,
              schedule=schedule(8, 1, 2, token_steps=2, l2_prefetch=True)), 301, "views"),
+    # The rows loaded into registers, one token a place (the schedule
+    # attn-specialize chose before stage_in_shared).
+    (Variant(scaling=DEEPSEEK_YARN, schedule=schedule(8, 1, 3)), 300, "in_place"),
+    (Variant(heads=16, cache="fp8", scaling=DEEPSEEK_YARN, schedule=schedule(1, 2, 7)), 4096,
+     "views"),
+    # Staged in shared memory with more steps than stages in flight (128
+    # heads: 2 stages fit 48 KB; 16 heads: 5), so stages are reused.
+    (Variant(scaling=DEEPSEEK_YARN, schedule=schedule(8, 1, 3, token_steps=4, l2_prefetch=True,
+                                                      stage_in_shared=True)), 301, "in_place"),
+    (Variant(heads=16, scaling=DEEPSEEK_YARN,
+             schedule=schedule(1, 2, 7, token_steps=8, stage_in_shared=True)), 4096, "views"),
+    (Variant(heads=16, cache="fp8", block_size=16, scaling=DEEPSEEK_YARN,
+             schedule=schedule(1, 2, 7, token_steps=8, streaming_stores=True,
+                               stage_in_shared=True)), 300, "in_place"),
 ]
 
 
@@ -152,6 +166,7 @@ def case_id(case):
         tag += f"s{fields['token_steps']}" if "token_steps" in fields else ""
         tag += "l2" if "l2_prefetch" in fields else ""
         tag += "cs" if "streaming_stores" in fields else ""
+        tag += "sh" if "stage_in_shared" in fields else ""
         parts.append(tag)
     return "-".join(parts + [f"t{tokens}", layout])
 
