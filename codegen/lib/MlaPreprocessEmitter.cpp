@@ -72,7 +72,16 @@ void printHeaderComment(raw_ostream &os, const MlaPreprocessKernel &k) {
      << " warps_per_token=" << schedule.getWarpsPerToken()
      << " tokens_per_block=" << schedule.getTokensPerBlock()
      << " threads_per_block=" << schedule.getThreadsPerBlock()
-     << " min_blocks_per_sm=" << schedule.getMinBlocksPerSm() << "\n";
+     << " min_blocks_per_sm=" << schedule.getMinBlocksPerSm();
+  if (schedule.getTokenSteps() != 1)
+    os << " token_steps=" << schedule.getTokenSteps();
+  if (schedule.getL2Prefetch())
+    os << " l2_prefetch";
+  if (schedule.getStreamingStores())
+    os << " streaming_stores";
+  if (schedule.getStageInShared())
+    os << " stage_in_shared";
+  os << "\n";
 }
 
 /// The rope table, in constant memory (a Config member function reads it).
@@ -123,6 +132,12 @@ void printConfig(raw_ostream &os, const MlaPreprocessKernel &k) {
   printMember(os, "int", "tokens_per_block", schedule.getTokensPerBlock());
   printMember(os, "int", "threads_per_block", schedule.getThreadsPerBlock());
   printMember(os, "int", "min_blocks_per_sm", schedule.getMinBlocksPerSm());
+  printMember(os, "int", "token_steps", schedule.getTokenSteps());
+  printMember(os, "bool", "l2_prefetch", boolLiteral(schedule.getL2Prefetch()));
+  printMember(os, "bool", "streaming_stores",
+              boolLiteral(schedule.getStreamingStores()));
+  printMember(os, "bool", "stage_in_shared",
+              boolLiteral(schedule.getStageInShared()));
   os << "};\n";
 }
 
@@ -213,7 +228,9 @@ FailureOr<EmittedKernel> emitMlaPreprocess(func::FuncOp function,
   abi.name = kernel.name;
   abi.params = abiParams(params);
   abi.block = {static_cast<uint32_t>(schedule.getThreadsPerBlock()), 1, 1};
-  abi.grid = {GridDimRule::ceilDiv("num_tokens", 1, schedule.getTokensPerBlock()),
+  abi.grid = {GridDimRule::ceilDiv("num_tokens", 1,
+                                   schedule.getTokensPerBlock() *
+                                       schedule.getTokenSteps()),
               GridDimRule::fixed(1), GridDimRule::fixed(1)};
   return EmittedKernel{kernel.name, "mla_preprocess", layerOf(function),
                        std::move(source), std::move(abi)};

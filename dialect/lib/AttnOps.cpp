@@ -1186,17 +1186,22 @@ LogicalResult PreprocessScheduleAttr::verify(
   return success();
 }
 
+/// The MLA preprocess kernel unrolls its token steps.
+static constexpr int64_t kMaxMlaPreprocessTokenSteps = 8;
+
 LogicalResult MlaPreprocessScheduleAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t vectorWidth,
     int64_t warpsPerToken, int64_t tokensPerBlock, int64_t threadsPerBlock,
-    int64_t minBlocksPerSm) {
+    int64_t minBlocksPerSm, int64_t tokenSteps, bool /*l2Prefetch*/,
+    bool /*streamingStores*/, bool /*stageInShared*/) {
   if (failed(checkPositiveParameters(
           emitError, "mla_preprocess_schedule",
           {{"vector_width", vectorWidth},
            {"warps_per_token", warpsPerToken},
            {"tokens_per_block", tokensPerBlock},
            {"threads_per_block", threadsPerBlock},
-           {"min_blocks_per_sm", minBlocksPerSm}})))
+           {"min_blocks_per_sm", minBlocksPerSm},
+           {"token_steps", tokenSteps}})))
     return failure();
   if (!llvm::isPowerOf2_64(static_cast<uint64_t>(vectorWidth)) ||
       vectorWidth > 16)
@@ -1213,6 +1218,10 @@ LogicalResult MlaPreprocessScheduleAttr::verify(
     return emitError() << "mla_preprocess_schedule threads_per_block must be "
                           "<= 1024, got "
                        << threadsPerBlock;
+  // The steps are unrolled (each one's registers named at compile time).
+  if (tokenSteps > kMaxMlaPreprocessTokenSteps)
+    return emitError() << "mla_preprocess_schedule token_steps must be <= "
+                       << kMaxMlaPreprocessTokenSteps << ", got " << tokenSteps;
   return success();
 }
 

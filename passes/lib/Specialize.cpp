@@ -69,14 +69,32 @@
 //    8: 8 warps for 128 heads, 1 for 16 heads.
 //  - tokens_per_block: enough tokens side by side for 4 warps a block
 //    (4 / (warps_per_token + 1), at least 1), so small H still fills
-//    blocks, while one token a block at large H spreads T = 1..64 over as
-//    many SMs as there are tokens.
+//    blocks, while one token place a block at large H spreads T = 1..64
+//    over as many SMs as there are token pairs (token_steps 2 below).
 //  - min_blocks_per_sm (the launch bound): as many blocks as 72 registers a
 //    thread allow, 65536 / (72 x threads_per_block), at least 1: 3 of 288
 //    threads (864 threads, 48 KB of query loads in flight per SM), 7 of
 //    128. ptxas needs 72-85 registers for the kernel; at 72 it spills a
 //    few bytes at most (28 with an fp8 cache at 128 heads), at 64 (1024
 //    threads) over 100.
+//  - the memory-level knobs (#attn.mla_preprocess_schedule says what each
+//    does), the kMla* constants below, one place, so that a measurement of
+//    bench/sweep_mla_preprocess.py changes one line: token_steps 2 with
+//    stage_in_shared. The kernel is a pure stream, and at 72 registers a
+//    thread the SM holds 3 tokens of 128 heads (52 KB of row loads) or 14
+//    of 16 heads (45 KB), in flight only until their math starts: below
+//    what 4.2 TB/s needs with loaded latencies (the 2026-12-03 run:
+//    1.25-1.58x the byte floor). Copied into shared memory (cp.async),
+//    loads hold no registers: every block has both its steps' rows in
+//    flight at once (103 KB a SM at 128 heads, 90 KB at 16), the second
+//    token's landing while the first one's math and stores run, at the
+//    same 72 registers (ptxas: no spills, fp8 cache included). Two steps,
+//    not more: T 16384 stays 20 waves of blocks at 128 heads (a small
+//    tail), and T 1..64 a block's two tokens load together (one memory
+//    round trip). l2_prefetch and streaming_stores stay off until
+//    measured.
+//    An op that already has a schedule keeps it (attn-prepare-emission
+//    checks it against the op).
 //
 // Attention (#attn.attention_schedule):
 //  - qk_dim_padded / v_dim_padded: the head dims rounded up to the MMA step
@@ -344,6 +362,12 @@ constexpr int64_t kMlaUnitsPerLane = 2;
 constexpr int64_t kMlaMaxWarpsPerToken = 8;
 constexpr int64_t kMlaWarpsPerBlock = 4;
 constexpr int64_t kMlaRegistersPerThread = 72;
+/// The memory-level knobs (the reasons are in the file header;
+/// bench/sweep_mla_preprocess.py measures the alternatives).
+constexpr int64_t kMlaTokenSteps = 2;
+constexpr bool kMlaL2Prefetch = false;
+constexpr bool kMlaStreamingStores = false;
+constexpr bool kMlaStageInShared = true;
 constexpr int64_t kRegistersPerSm = 65536;
 
 FailureOr<MlaPreprocessScheduleAttr> chooseMlaPreprocess(MlaPreprocessOp op) {
@@ -367,7 +391,8 @@ FailureOr<MlaPreprocessScheduleAttr> chooseMlaPreprocess(MlaPreprocessOp op) {
   auto schedule = MlaPreprocessScheduleAttr::getChecked(
       [&] { return op.emitOpError() << "chose an invalid schedule: "; },
       op.getContext(), vectorWidth, warpsPerToken, tokensPerBlock,
-      threadsPerBlock, minBlocksPerSm);
+      threadsPerBlock, minBlocksPerSm, kMlaTokenSteps, kMlaL2Prefetch,
+      kMlaStreamingStores, kMlaStageInShared);
   if (!schedule)
     return failure();
   return schedule;
@@ -633,6 +658,10 @@ struct Specialize : attnc::impl::AttnSpecializeBase<Specialize> {
                 return LogicalResult(s);
               })
               .Case([&](MlaPreprocessOp mla) {
+                // An explicit schedule (hand-written IR, a benchmark's
+                // variant) is kept; attn-prepare-emission checks it.
+                if (mla.getScheduleAttr())
+                  return success();
                 FailureOr<MlaPreprocessScheduleAttr> s =
                     chooseMlaPreprocess(mla);
                 if (succeeded(s))

@@ -16,7 +16,7 @@ KIND = "mla_preprocess"
 
 def mla_ir(*, heads=16, rank=512, rope=64, block=64, cache="bf16", style="gptj",
            deinterleave=True, latent_scale=None, scaling=None, layer=LAYER, act="bf16",
-           index="i64"):
+           index="i64", schedule=None):
     """One layer function holding one attn.mla_preprocess."""
     cache_type = "f8E4M3FN" if cache == "fp8" else act
     width = rank + rope
@@ -32,6 +32,8 @@ def mla_ir(*, heads=16, rank=512, rope=64, block=64, cache="bf16", style="gptj",
         attrs.append(f"latent_scale = {latent_scale} : f64")
     if scaling is not None:
         attrs.append(f"scaling = {scaling}")
+    if schedule is not None:
+        attrs.append(f"schedule = #attn.mla_preprocess_schedule<{schedule}>")
     cache_t = f"tensor<?x{block}x{width}x{cache_type}>"
     return f"""
 func.func @{layer}(%kv_a: tensor<?x{width}x{act}>, %q_pe: tensor<?x{heads}x{rope}x{act}>,
@@ -45,6 +47,16 @@ func.func @{layer}(%kv_a: tensor<?x{width}x{act}>, %q_pe: tensor<?x{heads}x{rope
   return %lat, %qr, %c : tensor<?x{width}x{act}>, tensor<?x{heads}x{rope}x{act}>, {cache_t}
 }}
 """
+
+
+REGISTER_SCHEDULE = ("vector_width = 8, warps_per_token = 1, tokens_per_block = 2, "
+                     "threads_per_block = 128, min_blocks_per_sm = 7")
+STEPS_SCHEDULE = ("vector_width = 8, warps_per_token = 1, tokens_per_block = 2, "
+                  "threads_per_block = 128, min_blocks_per_sm = 5, token_steps = 2, "
+                  "l2_prefetch = true")
+STAGED_SCHEDULE = ("vector_width = 8, warps_per_token = 2, tokens_per_block = 1, "
+                   "threads_per_block = 96, min_blocks_per_sm = 8, token_steps = 3, "
+                   "streaming_stores = true, stage_in_shared = true")
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +73,15 @@ def kernels(context):
         # (width 2), 3 units a head (not dividing a warp), 3 heads.
         "odd": mla_ir(heads=3, rank=20, rope=12, block=16, style="neox",
                       deinterleave=False, act="f16", index="i32"),
+        # Explicit schedules (kept by attn-specialize) with the memory-level
+        # knobs: register double buffer and L2 prefetch loads; shared-memory
+        # staging with evict-first stores.
+        "steps": mla_ir(schedule=STEPS_SCHEDULE),
+        # The rope layouts loaded into registers (staged rows are copied
+        # through addresses the PTX does not show as base + offset).
+        "neox_registers": mla_ir(style="neox", deinterleave=False, schedule=REGISTER_SCHEDULE),
+        "interleaved_registers": mla_ir(deinterleave=False, schedule=REGISTER_SCHEDULE),
+        "staged": mla_ir(schedule=STAGED_SCHEDULE),
     }
     # The models stay referenced: a Kernel does not keep its model alive.
     models = {name: attnc.compile_ir(text, context=context)
@@ -94,13 +115,14 @@ def test_abi_parameters_and_launch_shape(kernels):
     assert params["kv_norm_weight"]["shape"] == [512]
     written = {name for name, p in params.items() if p.get("writes")}
     assert written == {"latent_cache", "latent_out", "q_rope_out"}
-    # 16 heads: one query warp and the latent warp per token, two tokens a
-    # block (attn-specialize's rule).
+    # 16 heads: one query warp and the latent warp per token, two token
+    # places a block, two steps each (attn-specialize's rule): 4 tokens.
     assert kernel.abi["block"] == [128, 1, 1]
-    assert kernel.abi["grid"][0] == {"value": "num_tokens", "multiplier": 1, "divisor": 2}
-    # 128 heads: eight query warps and the latent warp, one token a block.
+    assert kernel.abi["grid"][0] == {"value": "num_tokens", "multiplier": 1, "divisor": 4}
+    # 128 heads: eight query warps and the latent warp, one token place of
+    # two steps.
     assert kernels["h128"].abi["block"] == [288, 1, 1]
-    assert kernels["h128"].abi["grid"][0]["divisor"] == 1
+    assert kernels["h128"].abi["grid"][0]["divisor"] == 2
 
 
 def test_odd_shape_compiles(kernels):
@@ -142,6 +164,34 @@ def test_latent_scale_only_when_not_one(kernels):
     assert "0f3FC00000" not in kernels["bf16"].ptx()
 
 
+def test_explicit_schedule_is_kept(kernels):
+    # A block is tokens_per_block x token_steps tokens.
+    assert kernels["steps"].abi["block"] == [128, 1, 1]
+    assert kernels["steps"].abi["grid"][0] == {"value": "num_tokens", "multiplier": 1,
+                                               "divisor": 4}
+    assert kernels["staged"].abi["block"] == [96, 1, 1]
+    assert kernels["staged"].abi["grid"][0]["divisor"] == 3
+    assert "static constexpr int token_steps = 3;" in kernels["staged"].source
+
+
+def test_memory_knobs_only_when_asked(kernels):
+    """Each knob's instruction is in the kernels that ask for it and in no
+    other: the L2 prefetch hint on loads, cp.async into shared memory,
+    evict-first stores (the default stores are st.global.cg)."""
+    ptx = {name: kernels[name].ptx() for name in ("bf16", "h128", "steps", "staged")}
+    assert "L2::256B" in ptx["steps"] and "cp.async" not in ptx["steps"]
+    assert "cp.async.cg.shared.global" in ptx["staged"] and "st.global.cs" in ptx["staged"]
+    assert "L2::256B" not in ptx["staged"]
+    # attn-specialize's choice stages its rows in shared memory, without the
+    # L2 hint, storing L2-only.
+    for name in ("bf16", "h128"):
+        assert "cp.async.cg.shared.global" in ptx[name], name
+        for marker in ("L2::256B", "st.global.cs"):
+            assert marker not in ptx[name], (name, marker)
+        assert "st.global.cg.v4" in ptx[name]
+    assert "st.global.cs.v4" not in ptx["steps"]
+
+
 def _load_offsets(ptx):
     """Byte offsets of the 16-byte loads from their base register."""
     return {int(m) for m in re.findall(r"ld\.global\.v4\.u32\s+\{[^}]*\},\s+\[%rd\d+\+(\d+)\]", ptx)}
@@ -150,9 +200,9 @@ def _load_offsets(ptx):
 def test_rope_style_decides_the_unit_layout(kernels):
     # A unit reads two vectors: neox the same place in both halves (32
     # elements, 64 bytes apart), gptj two neighbours (16 bytes apart).
-    assert 64 in _load_offsets(kernels["neox"].ptx())
-    assert 16 not in _load_offsets(kernels["neox"].ptx())
-    assert 16 in _load_offsets(kernels["interleaved"].ptx())
+    assert 64 in _load_offsets(kernels["neox_registers"].ptx())
+    assert 16 not in _load_offsets(kernels["neox_registers"].ptx())
+    assert 16 in _load_offsets(kernels["interleaved_registers"].ptx())
 
 
 # ---- the launcher's checks (fake driver) ------------------------------------------

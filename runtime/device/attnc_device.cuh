@@ -66,7 +66,11 @@ __device__ __forceinline__ unsigned raw_bits(__nv_bfloat16 x) {
 }
 __device__ __forceinline__ unsigned raw_bits(__nv_fp8_e4m3 x) { return x.__x; }
 
-template <typename T, int N>
+/// How store_vec's vector stores treat the caches: `cg` keeps the line in
+/// L2 only (the default), `cs` marks it evict-first (write-once streams).
+enum class StoreCache { cg, cs };
+
+template <typename T, int N, StoreCache kCache = StoreCache::cg>
 __device__ __forceinline__ void store_vec(T *dst, const float (&in)[N]) {
   constexpr int kBytes = int(sizeof(T)) * N;
   if constexpr (kBytes >= 4) {
@@ -84,8 +88,15 @@ __device__ __forceinline__ void store_vec(T *dst, const float (&in)[N]) {
     }
     // __stcg is one vector instruction by construction (a plain store may
     // be split when the compiler cannot prove the alignment) and keeps the
-    // line in L2 only, where the next kernel reads it.
-    if constexpr (kWords == 4)
+    // line in L2 only, where the next kernel reads it; __stcs likewise.
+    if constexpr (kCache == StoreCache::cs) {
+      if constexpr (kWords == 4)
+        __stcs(reinterpret_cast<uint4 *>(dst), make_uint4(words[0], words[1], words[2], words[3]));
+      else if constexpr (kWords == 2)
+        __stcs(reinterpret_cast<uint2 *>(dst), make_uint2(words[0], words[1]));
+      else
+        __stcs(reinterpret_cast<unsigned *>(dst), words[0]);
+    } else if constexpr (kWords == 4)
       __stcg(reinterpret_cast<uint4 *>(dst), make_uint4(words[0], words[1], words[2], words[3]));
     else if constexpr (kWords == 2)
       __stcg(reinterpret_cast<uint2 *>(dst), make_uint2(words[0], words[1]));

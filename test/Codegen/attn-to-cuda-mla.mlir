@@ -16,7 +16,7 @@
 // CHECK-NEXT: //   norm: rms eps=9.9999999999999995e-07
 // CHECK-NEXT: //   rope: gptj (de-interleaved: halves out) theta=10000.0 scaling=none
 // CHECK-NEXT: //   activation bf16, latent cache fp8_e4m3 (block_size 64)
-// CHECK-NEXT: // schedule: vector_width=8 warps_per_token=1 tokens_per_block=2 threads_per_block=128 min_blocks_per_sm=7
+// CHECK-NEXT: // schedule: vector_width=8 warps_per_token=1 tokens_per_block=2 threads_per_block=128 min_blocks_per_sm=7 token_steps=2 stage_in_shared
 // CHECK: #include "attnc_mla_preprocess.cuh"
 // CHECK: __constant__ double rope_inv_freq[32] = {
 // CHECK: struct Config : attnc::mla_preprocess::Defaults {
@@ -36,6 +36,11 @@
 // CHECK: static constexpr int warps_per_token = 1;
 // CHECK-NEXT: static constexpr int tokens_per_block = 2;
 // CHECK-NEXT: static constexpr int threads_per_block = 128;
+// CHECK-NEXT: static constexpr int min_blocks_per_sm = 7;
+// CHECK-NEXT: static constexpr int token_steps = 2;
+// CHECK-NEXT: static constexpr bool l2_prefetch = false;
+// CHECK-NEXT: static constexpr bool streaming_stores = false;
+// CHECK-NEXT: static constexpr bool stage_in_shared = true;
 // CHECK: __launch_bounds__(Config::threads_per_block, Config::min_blocks_per_sm)
 // CHECK-NEXT: deepseek__mla_preprocess(const Config::act_t *kv_a,
 // CHECK-NEXT: const Config::act_t *q_rope,
@@ -67,7 +72,7 @@
 // CHECK-NEXT: {
 // CHECK-NEXT: "value": "num_tokens",
 // CHECK-NEXT: "multiplier": 1,
-// CHECK-NEXT: "divisor": 2
+// CHECK-NEXT: "divisor": 4
 // ABSENT-LABEL: kernel deepseek__mla_preprocess (mla_preprocess)
 // ABSENT-NOT: latent_scale
 // ABSENT-LABEL: abi deepseek__mla_preprocess
@@ -115,4 +120,41 @@ func.func @longcat(%kv_a: tensor<?x576xbf16>, %q_pe: tensor<?x64x64xbf16>,
       : tensor<?x576xbf16>, tensor<?x64x64xbf16>, tensor<?xi32>,
         tensor<?xi32>, tensor<512xbf16> into tensor<?x16x576xbf16>
   return %lat, %qr, %c : tensor<?x576xbf16>, tensor<?x64x64xbf16>, tensor<?x16x576xbf16>
+}
+
+// -----
+
+// An explicit schedule with the memory-level knobs (kept by
+// attn-specialize): the Config carries them, the header comment names the
+// ones off their defaults, and a block handles tokens_per_block x
+// token_steps = 4 tokens (the grid's divisor).
+// CHECK-LABEL: kernel knobs__mla_preprocess (mla_preprocess)
+// CHECK: // schedule: vector_width=8 warps_per_token=1 tokens_per_block=2 threads_per_block=128 min_blocks_per_sm=6 token_steps=2 l2_prefetch streaming_stores stage_in_shared
+// CHECK: static constexpr int min_blocks_per_sm = 6;
+// CHECK-NEXT: static constexpr int token_steps = 2;
+// CHECK-NEXT: static constexpr bool l2_prefetch = true;
+// CHECK-NEXT: static constexpr bool streaming_stores = true;
+// CHECK-NEXT: static constexpr bool stage_in_shared = true;
+// CHECK-LABEL: abi knobs__mla_preprocess
+// CHECK: "grid": [
+// CHECK-NEXT: {
+// CHECK-NEXT: "value": "num_tokens",
+// CHECK-NEXT: "multiplier": 1,
+// CHECK-NEXT: "divisor": 4
+// ABSENT-LABEL: kernel knobs__mla_preprocess (mla_preprocess)
+func.func @knobs(%kv_a: tensor<?x576xbf16>, %q_pe: tensor<?x16x64xbf16>,
+    %slots: tensor<?xi64>, %pos: tensor<?xi64>, %w: tensor<512xbf16>,
+    %cache: tensor<?x64x576xbf16>)
+    -> (tensor<?x576xbf16>, tensor<?x16x64xbf16>, tensor<?x64x576xbf16>) {
+  %lat, %qr, %c = attn.mla_preprocess %kv_a, %q_pe, %slots, %pos, %w into %cache
+      {num_heads = 16, kv_lora_rank = 512, rope_head_dim = 64,
+       norm_eps = 1.0e-6 : f64, rope_style = #attn.rope_style<gptj>,
+       rope_deinterleave = true, theta = 1.0e4 : f64,
+       schedule = #attn.mla_preprocess_schedule<vector_width = 8, warps_per_token = 1,
+           tokens_per_block = 2, threads_per_block = 128, min_blocks_per_sm = 6,
+           token_steps = 2, l2_prefetch = true, streaming_stores = true,
+           stage_in_shared = true>}
+      : tensor<?x576xbf16>, tensor<?x16x64xbf16>, tensor<?xi64>,
+        tensor<?xi64>, tensor<512xbf16> into tensor<?x64x576xbf16>
+  return %lat, %qr, %c : tensor<?x576xbf16>, tensor<?x16x64xbf16>, tensor<?x64x576xbf16>
 }

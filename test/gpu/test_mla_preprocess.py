@@ -47,6 +47,9 @@ class Variant:
     latent_scale: Optional[float] = None
     theta: float = 10000.0
     scaling: Optional[dict] = None
+    # An explicit #attn.mla_preprocess_schedule (its text between < and >),
+    # kept by attn-specialize; None: attn-specialize's choice.
+    schedule: Optional[str] = None
 
     def ir(self) -> str:
         act = {"bf16": "bf16", "fp16": "f16"}[self.dtype]
@@ -66,6 +69,8 @@ class Variant:
                 f"original_max_position = {s['original_max_position']}, "
                 f"beta_fast = {s['beta_fast']!r}, beta_slow = {s['beta_slow']!r}, "
                 f"mscale = {s['mscale']!r}, mscale_all_dim = {s['mscale_all_dim']!r}>")
+        if self.schedule is not None:
+            attrs.append(f"schedule = #attn.mla_preprocess_schedule<{self.schedule}>")
         cache = f"tensor<?x{self.block_size}x{width}x{cache_t}>"
         scale_arg = ", %s: tensor<f32>" if self.cache == "fp8" else ""
         scale_op = " scale %s" if self.cache == "fp8" else ""
@@ -80,6 +85,18 @@ func.func @{LAYER}(%kv_a: {kv}, %q_pe: {q}, %slots: tensor<?xi64>, %pos: tensor<
   return %lat, %qr, %c : {kv}, {q}, {cache}
 }}
 """
+
+
+def schedule(warps_per_token, tokens_per_block, min_blocks_per_sm, vector_width=8, **knobs):
+    """The text of an explicit schedule with the memory-level knobs
+    (token_steps, l2_prefetch, streaming_stores) off their defaults."""
+    threads = 32 * (warps_per_token + 1) * tokens_per_block
+    text = (f"vector_width = {vector_width}, warps_per_token = {warps_per_token}, "
+            f"tokens_per_block = {tokens_per_block}, threads_per_block = {threads}, "
+            f"min_blocks_per_sm = {min_blocks_per_sm}")
+    for name, value in knobs.items():
+        text += f", {name} = {str(value).lower()}"
+    return text
 
 
 DEEPSEEK = Variant(scaling=DEEPSEEK_YARN)
@@ -98,6 +115,38 @@ CASES = [
     (Variant(heads=16, latent_scale=2.0, theta=1e7), 300, "in_place"),
     (Variant(heads=16, scaling=SCALED_YARN), 300, "allocated"),
     (Variant(heads=16, dtype="fp16", block_size=16, scaling=DEEPSEEK_YARN), 300, "views"),
+    # Explicit schedules (bench/sweep_mla_preprocess.py's knobs): token
+    # steps with a token count that leaves the last block part-filled (300
+    # = 150 x 2, 301 = 100 x 3 + 1, 7 < 8 tokens a block), in place
+    # (the de-interleaving lanes' __syncwarp between steps), views, the L2
+    # prefetch loads and evict-first stores, four query warps a token.
+    (Variant(scaling=DEEPSEEK_YARN, schedule=schedule(8, 1, 2, token_steps=2)), 300, "in_place"),
+    (Variant(scaling=DEEPSEEK_YARN, schedule=schedule(8, 1, 2, token_steps=3, l2_prefetch=True,
+                                                      streaming_stores=True)), 301, "views"),
+    (Variant(scaling=DEEPSEEK_YARN, schedule=schedule(4, 1, 5, l2_prefetch=True,
+                                                      streaming_stores=True)), 300, "in_place"),
+    (Variant(heads=16, cache="fp8", scaling=DEEPSEEK_YARN,
+             schedule=schedule(1, 2, 4, token_steps=4, l2_prefetch=True)), 7, "allocated"),
+    (Variant(heads=16, cache="fp8", scaling=DEEPSEEK_YARN,
+             schedule=schedule(1, 2, 4, token_steps=4, streaming_stores=True)), 4096, "views"),
+    (Variant(heads=16, deinterleave=False, schedule=schedule(2, 2, 5, token_steps=2)), 300,
+     "in_place"),
+    (Variant(heads=128, style="neox", deinterleave=False, latent_scale=1.5, block_size=16,
+             schedule=schedule(8, 1, 2, token_steps=2, l2_prefetch=True)), 301, "views"),
+    # The rows loaded into registers, one token a place (the schedule
+    # attn-specialize chose before stage_in_shared).
+    (Variant(scaling=DEEPSEEK_YARN, schedule=schedule(8, 1, 3)), 300, "in_place"),
+    (Variant(heads=16, cache="fp8", scaling=DEEPSEEK_YARN, schedule=schedule(1, 2, 7)), 4096,
+     "views"),
+    # Staged in shared memory with more steps than stages in flight (128
+    # heads: 2 stages fit 48 KB; 16 heads: 5), so stages are reused.
+    (Variant(scaling=DEEPSEEK_YARN, schedule=schedule(8, 1, 3, token_steps=4, l2_prefetch=True,
+                                                      stage_in_shared=True)), 301, "in_place"),
+    (Variant(heads=16, scaling=DEEPSEEK_YARN,
+             schedule=schedule(1, 2, 7, token_steps=8, stage_in_shared=True)), 4096, "views"),
+    (Variant(heads=16, cache="fp8", block_size=16, scaling=DEEPSEEK_YARN,
+             schedule=schedule(1, 2, 7, token_steps=8, streaming_stores=True,
+                               stage_in_shared=True)), 300, "in_place"),
 ]
 
 
@@ -109,6 +158,16 @@ def case_id(case):
         parts.append(f"ls{v.latent_scale}")
     if v.scaling is not None:
         parts.append("yarn" if v.scaling["mscale_all_dim"] == v.scaling["mscale"] else "yarn_af")
+    if v.schedule is not None:
+        # warps, tokens, min blocks and the knobs off their defaults, short.
+        fields = dict(f.split(" = ") for f in v.schedule.split(", "))
+        tag = f"w{fields['warps_per_token']}t{fields['tokens_per_block']}" \
+              f"b{fields['min_blocks_per_sm']}"
+        tag += f"s{fields['token_steps']}" if "token_steps" in fields else ""
+        tag += "l2" if "l2_prefetch" in fields else ""
+        tag += "cs" if "streaming_stores" in fields else ""
+        tag += "sh" if "stage_in_shared" in fields else ""
+        parts.append(tag)
     return "-".join(parts + [f"t{tokens}", layout])
 
 

@@ -320,7 +320,11 @@ Result<json> explainModel(const ModelConfig &config,
                            {"warps_per_token", s.getWarpsPerToken()},
                            {"tokens_per_block", s.getTokensPerBlock()},
                            {"threads_per_block", s.getThreadsPerBlock()},
-                           {"min_blocks_per_sm", s.getMinBlocksPerSm()}};
+                           {"min_blocks_per_sm", s.getMinBlocksPerSm()},
+                           {"token_steps", s.getTokenSteps()},
+                           {"l2_prefetch", s.getL2Prefetch()},
+                           {"streaming_stores", s.getStreamingStores()},
+                           {"stage_in_shared", s.getStageInShared()}};
           w = plan::mlaPreprocessWork(mla, workload, options.machine);
         } else if (kernel.kind == "latent_attention") {
           attn::LatentAttentionOp op;

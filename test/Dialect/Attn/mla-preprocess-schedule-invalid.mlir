@@ -63,3 +63,35 @@ func.func @too_many_threads(%kv_a: tensor<?x576xbf16>, %q_pe: tensor<?x16x64xbf1
         tensor<?xi64>, tensor<512xbf16> into tensor<?x64x576xbf16>
   return
 }
+
+// -----
+
+// A token place handles at least one token.
+func.func @zero_steps(%kv_a: tensor<?x576xbf16>, %q_pe: tensor<?x16x64xbf16>,
+    %slots: tensor<?xi64>, %pos: tensor<?xi64>, %w: tensor<512xbf16>,
+    %cache: tensor<?x64x576xbf16>) {
+  // expected-error @+4 {{mla_preprocess_schedule token_steps must be >= 1, got 0}}
+  %lat, %qr, %c = attn.mla_preprocess %kv_a, %q_pe, %slots, %pos, %w into %cache
+      {num_heads = 16, kv_lora_rank = 512, rope_head_dim = 64,
+       norm_eps = 1.0e-6 : f64, rope_style = #attn.rope_style<gptj>, theta = 1.0e4 : f64,
+       schedule = #attn.mla_preprocess_schedule<vector_width = 8, warps_per_token = 1, tokens_per_block = 2, threads_per_block = 128, min_blocks_per_sm = 7, token_steps = 0>}
+      : tensor<?x576xbf16>, tensor<?x16x64xbf16>, tensor<?xi64>,
+        tensor<?xi64>, tensor<512xbf16> into tensor<?x64x576xbf16>
+  return
+}
+
+// -----
+
+// The steps are unrolled: at most 8.
+func.func @too_many_steps(%kv_a: tensor<?x576xbf16>, %q_pe: tensor<?x16x64xbf16>,
+    %slots: tensor<?xi64>, %pos: tensor<?xi64>, %w: tensor<512xbf16>,
+    %cache: tensor<?x64x576xbf16>) {
+  // expected-error @+4 {{mla_preprocess_schedule token_steps must be <= 8, got 9}}
+  %lat, %qr, %c = attn.mla_preprocess %kv_a, %q_pe, %slots, %pos, %w into %cache
+      {num_heads = 16, kv_lora_rank = 512, rope_head_dim = 64,
+       norm_eps = 1.0e-6 : f64, rope_style = #attn.rope_style<gptj>, theta = 1.0e4 : f64,
+       schedule = #attn.mla_preprocess_schedule<vector_width = 8, warps_per_token = 1, tokens_per_block = 2, threads_per_block = 128, min_blocks_per_sm = 7, token_steps = 9>}
+      : tensor<?x576xbf16>, tensor<?x16x64xbf16>, tensor<?xi64>,
+        tensor<?xi64>, tensor<512xbf16> into tensor<?x64x576xbf16>
+  return
+}

@@ -82,6 +82,9 @@ def AttnSpecialize : Pass<"attn-specialize", "::mlir::ModuleOp"> {
     memory over the limit) is a diagnostic at the op. With `baseline` the
     attention schedule keeps mma = "mma.sync" where it would take "wgmma"
     (the tiered JIT compiles that form first, for the first launches).
+    An `attn.mla_preprocess` that already has a schedule keeps it
+    (hand-written IR, bench/sweep_mla_preprocess.py's variants);
+    attn-prepare-emission checks it against the op.
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",

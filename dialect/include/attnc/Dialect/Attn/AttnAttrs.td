@@ -136,10 +136,31 @@ def Attn_MlaPreprocessScheduleAttr : AttrDef<Attn_Dialect, "MlaPreprocessSchedul
     threads. `min_blocks_per_sm` is the launch bound the register
     allocation must allow.
 
+    The memory-level knobs (each omitted when printed at its default):
+    `token_steps` (default 1): each token place of a block handles this
+    many tokens in turn (the grid is num_tokens / (tokens_per_block x
+    token_steps) blocks), the loads of the next one issued before the math
+    and stores of the current one (a register double buffer). `l2_prefetch`
+    (default false): the row loads (kv_a, q_rope) ask L2 for the 256-byte
+    block around each access (`ld.global.L2::256B`). `streaming_stores`
+    (default false): the outputs are stored evict-first (`st.global.cs`)
+    instead of L2-only (`st.global.cg`). `stage_in_shared` (default false):
+    the row loads of all token_steps tokens of a block are issued at once
+    as cp.async copies into shared memory (no registers held while they
+    fly; token_steps x the held vectors x threads_per_block must fit 48 KB,
+    the kernel's static_assert says so).
+
+    attn-specialize keeps a schedule the op already has (hand-written IR,
+    a benchmark's variant); attn-prepare-emission checks it against the op.
+
     Example:
     ```mlir
     #attn.mla_preprocess_schedule<vector_width = 8, warps_per_token = 8,
         tokens_per_block = 1, threads_per_block = 288, min_blocks_per_sm = 3>
+    #attn.mla_preprocess_schedule<vector_width = 8, warps_per_token = 4,
+        tokens_per_block = 1, threads_per_block = 160, min_blocks_per_sm = 4,
+        token_steps = 2, l2_prefetch = true, streaming_stores = true,
+        stage_in_shared = true>
     ```
   }];
   let parameters = (ins
@@ -147,7 +168,15 @@ def Attn_MlaPreprocessScheduleAttr : AttrDef<Attn_Dialect, "MlaPreprocessSchedul
     "int64_t":$warps_per_token,
     "int64_t":$tokens_per_block,
     "int64_t":$threads_per_block,
-    "int64_t":$min_blocks_per_sm
+    "int64_t":$min_blocks_per_sm,
+    DefaultValuedParameter<"int64_t", "1",
+                           "tokens each token place handles in turn">:$token_steps,
+    Attn_BoolParameter<"row loads with an L2 256-byte prefetch hint",
+                       "false">:$l2_prefetch,
+    Attn_BoolParameter<"outputs stored evict-first (st.global.cs)",
+                       "false">:$streaming_stores,
+    Attn_BoolParameter<"row loads copied into shared memory (cp.async), all "
+                       "steps at once", "false">:$stage_in_shared
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
