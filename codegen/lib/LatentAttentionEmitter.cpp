@@ -40,6 +40,7 @@ std::vector<EmittedParam> latentParams(LatentAttentionOp op,
                                        int64_t workspaceFloats) {
   ElementType activation = abiType(emission.getActivation());
   std::string act = cudaType(emission.getActivation());
+  bool fp8 = emission.getCache() == "fp8_e4m3";
   // The latent cache is the engine's view [num_blocks, block_size, R + P]
   // with any block and token strides (in elements, the row contiguous).
   EmittedParam cache = inputParam(
@@ -60,7 +61,7 @@ std::vector<EmittedParam> latentParams(LatentAttentionOp op,
                  abiShape(op.getSeqLens(), {"num_seqs"}), "int"),
       inputParam("query_start_loc", ElementType::I32,
                  abiShape(op.getQueryStartLoc(), {"num_seqs_plus_one"}), "int"),
-      presentIf(false, inputParam("cache_scale", ElementType::F32, {}, "float")),
+      presentIf(fp8, inputParam("cache_scale", ElementType::F32, {}, "float")),
       outputParam("output", activation, abiShape(op.getOutput(), {"num_tokens"}),
                   act),
       outputParam("workspace", ElementType::F32,
@@ -89,6 +90,7 @@ FailureOr<EmittedKernel> emitLatentAttention(func::FuncOp function,
       latentAttentionSharedMap(qkDim, limits.maxKvSplits);
   std::string name = function.getSymName().str();
   bool causal = op.getCausal();
+  bool fp8 = emission.getCache() == "fp8_e4m3";
 
   std::string source;
   llvm::raw_string_ostream os(source);
@@ -101,7 +103,7 @@ FailureOr<EmittedKernel> emitLatentAttention(func::FuncOp function,
      << (causal ? " causal" : " non-causal") << "\n"
      << "//   activation " << emission.getActivation() << ", latent cache "
      << emission.getCache() << " (block_size " << emission.getBlockSize()
-     << ")\n"
+     << (fp8 ? ", times cache_scale" : "") << ")\n"
      << "// schedule: block_m=" << schedule.getBlockM()
      << " block_n=" << schedule.getBlockN()
      << " num_warps=" << schedule.getNumWarps()
@@ -115,7 +117,10 @@ FailureOr<EmittedKernel> emitLatentAttention(func::FuncOp function,
         "split.\n"
      << "#include \"attnc_mla_decode.cuh\"\n\n"
      << "namespace {\nstruct Config {\n"
-     << "  using act_t = " << cudaType(emission.getActivation()) << ";\n";
+     << "  using act_t = " << cudaType(emission.getActivation()) << ";\n"
+     << "  using cache_t = " << cudaType(emission.getCache()) << ";\n";
+  printMember(os, "bool", "kFp8", boolLiteral(fp8),
+              "rows stored divided by *cache_scale, widened in shared memory");
   printMember(os, "int", "kNumHeads", numHeads);
   printMember(os, "int", "kLatentDim", rank, "kv_lora_rank: V and the output");
   printMember(os, "int", "kQkDim", qkDim, "kv_lora_rank + rope_head_dim");

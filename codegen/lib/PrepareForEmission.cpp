@@ -500,10 +500,10 @@ LogicalResult prepare(MlaPreprocessOp op) {
 }
 
 /// MLA's absorbed decode (runtime/device/attnc_mla_decode.cuh): a latent
-/// cache of the activation type (fp8 latent caches are not taken yet),
-/// kv_lora_rank a multiple of 128 up to 512 (plan/LatentAttention.h) and a
-/// rope part that keeps rows whole 64-value column blocks, a block size the
-/// cache type fixes. The emission records the
+/// cache of the activation type or fp8 e4m3 with its cache_scale (the op's
+/// verifier allows no other), kv_lora_rank a multiple of 128 up to 512
+/// (plan/LatentAttention.h) and a rope part that keeps rows whole 64-value
+/// column blocks, a block size the cache type fixes. The emission records the
 /// element types, the block size, the heads sharing the one latent head
 /// (group_size = H) and the scale in log2 units.
 LogicalResult prepare(LatentAttentionOp op) {
@@ -519,11 +519,6 @@ LogicalResult prepare(LatentAttentionOp op) {
       cast<RankedTensorType>(op.getLatentCache().getType()).getElementType();
   if (failed(checkActivation(op, activation)))
     return failure();
-  if (cacheElement != activation)
-    return op.emitOpError()
-           << "cannot be emitted: latent_cache element type " << cacheElement
-           << " must be the activation type " << activation
-           << " (the MLA decode kernel does not take fp8 latent caches yet)";
   int64_t rank = static_cast<int64_t>(op.getKvLoraRank());
   int64_t qkDim = queryType.getDimSize(2);
   if (!latentRankSupported(rank))

@@ -700,16 +700,17 @@ class Model:
             query: ``[num_tokens, num_heads, R + P]``: the absorbed
                 ``q_nope @ W_UK`` in the first R values, the rotated q_pe
                 after them.
-            latent_cache: ``[num_blocks, block_size, R + P]``, C-contiguous
-                or a view whose rows are contiguous and whose block and
-                token strides are multiples of 16 bytes.
+            latent_cache: ``[num_blocks, block_size, R + P]`` of the
+                activation dtype or fp8 e4m3 (``torch.float8_e4m3fn``),
+                C-contiguous or a view whose rows are contiguous and whose
+                block and token strides are multiples of 16 bytes.
             block_tables: ``[num_seqs, max_blocks_per_seq]`` int32.
             seq_lens: ``[num_seqs]`` int32, cached rows per sequence
                 (including this step's).
             query_start_loc: ``[num_seqs + 1]`` int32, cumulative query rows.
-            cache_scale: float32 scalar tensor; required iff the latent
-                cache is fp8 (not taken by the kernel yet: such layers do
-                not compile).
+            cache_scale: float32 scalar tensor (shape ``[]``); required iff
+                the latent cache is fp8 e4m3 (its rows are stored divided by
+                it, as :meth:`mla_preprocess` writes them).
             out: ``[num_tokens, num_heads, R]``; allocated with torch if not
                 given.
             workspace, num_kv_splits, stream: as for :meth:`attention`.

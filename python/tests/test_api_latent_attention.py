@@ -2,9 +2,11 @@
 without a GPU: compile_ir of a layer with the op gives a "latent_attention"
 kernel whose ABI, split-KV hints, workspace and split rule are those of
 plan/LatentAttention.h (worked out by hand below for an H200's 132 SMs:
-one CTA per SM), and an fp8 latent cache is refused by name. kv_lora_rank
-256 (Mistral 4), 384 and 128 compile too, with their own maps and
-workspaces; other ranks are refused naming the rule."""
+one CTA per SM); an fp8 latent cache adds cache_scale to the ABI, the
+widening to the PTX and nothing to the shared memory, and the checked launch
+(through the project's fake CUDA driver) asks for the scale by name.
+kv_lora_rank 256 (Mistral 4), 384 and 128 compile too, with their own maps
+and workspaces; other ranks are refused naming the rule."""
 
 import json
 from pathlib import Path
@@ -12,18 +14,19 @@ from pathlib import Path
 import pytest
 
 import attnc
+from attnc_cpu_helpers import FakeTensor, TYPESTR, fake_args
 
 R, P = 512, 64
 HF_CONFIGS = Path(__file__).resolve().parents[2] / "test" / "model" / "configs" / "hf"
 
 
-def layer_ir(heads, page=64, cache="bf16", scale_arg=False, rank=R):
+def layer_ir(heads, page=64, cache="bf16", scale_arg=False, rank=R, layer="mla"):
     scale = " scale %s" if scale_arg else ""
     scale_type = " scale tensor<f32>" if scale_arg else ""
     extra = ", %s: tensor<f32>" if scale_arg else ""
     d = rank + P
     return f"""
-func.func @mla(%q: tensor<?x{heads}x{d}xbf16>, %cache: tensor<?x{page}x{d}x{cache}>,
+func.func @{layer}(%q: tensor<?x{heads}x{d}xbf16>, %cache: tensor<?x{page}x{d}x{cache}>,
                %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>{extra})
     -> tensor<?x{heads}x{rank}xbf16> {{
   %o = attn.latent_attention %q, %cache, %tables, %lens, %starts{scale}
@@ -89,10 +92,76 @@ def test_split_counts_out_of_range(models):
     assert "264" in str(error.value)
 
 
-def test_fp8_latent_cache_is_refused(context):
-    with pytest.raises(attnc.ConfigError) as error:
-        attnc.compile_ir(layer_ir(16, cache="f8E4M3FN", scale_arg=True), context=context)
-    assert "fp8 latent caches" in str(error.value)
+FP8 = dict(cache="f8E4M3FN", scale_arg=True)
+
+
+def test_fp8_latent_cache_kernel_and_abi(context, models):
+    model = attnc.compile_ir(layer_ir(16, **FP8), context=context)
+    kernel = model.kernel("mla", "latent_attention")
+    params = {p["name"]: p for p in kernel.abi["params"]}
+    assert [p["name"] for p in kernel.abi["params"]] == [
+        "query", "latent_cache", "latent_cache_block_stride", "latent_cache_token_stride",
+        "block_tables", "seq_lens", "query_start_loc", "cache_scale", "output",
+        "workspace", "num_tokens", "num_seqs", "max_blocks_per_seq", "num_kv_splits"]
+    assert params["latent_cache"]["dtype"] == "fp8_e4m3"
+    assert params["latent_cache"]["shape"] == ["num_blocks", 64, 576]
+    assert params["cache_scale"]["dtype"] == "f32" and params["cache_scale"]["shape"] == []
+    assert params["output"]["dtype"] == "bf16"
+    # The fp8 rows land in the 16-bit K tiles: the bf16 kernel's map.
+    bf16 = models[16].kernel("mla", "latent_attention")
+    assert kernel.abi["dynamic_shared_memory_bytes"] == bf16.abi["dynamic_shared_memory_bytes"]
+    assert kernel.abi["grid"] == bf16.abi["grid"] and kernel.abi["hints"] == bf16.abi["hints"]
+    assert model.latent_attention_workspace_size("mla") == 264 * 64 * 514 + 132
+    assert kernel.cubin()[:4] == b"\x7fELF"
+    # The widening (e4m3 pairs to f16 pairs) is in the fp8 kernel only.
+    assert "cvt.rn.f16x2.e4m3x2" in kernel.ptx()
+    assert "e4m3" not in bf16.ptx()
+
+
+# ---- the checked launch of an fp8 kernel (fake CUDA driver) ---------------------------
+
+LAYER = "attnc_test_mla"  # the fake driver resolves attnc_test_* kernels only
+SIZES = {"num_tokens": 4, "num_blocks": 5, "num_seqs": 2, "max_blocks_per_seq": 3,
+         "num_seqs_plus_one": 3}
+
+
+@pytest.fixture(scope="module")
+def fake_models(fake_context):
+    return {cache: attnc.compile_ir(layer_ir(16, layer=LAYER, **kw), context=fake_context)
+            for cache, kw in (("bf16", {}), ("fp8", FP8))}
+
+
+def launch(model, **override):
+    args = fake_args(model.kernel(LAYER, "latent_attention"), SIZES)
+    args["out"] = args.pop("output")
+    args.update(override)
+    return model.latent_attention(LAYER, args.pop("query"), num_kv_splits=1, **args)
+
+
+def test_fp8_launch_takes_cache_scale(fake_models):
+    out = launch(fake_models["fp8"])
+    assert out.__cuda_array_interface__["shape"] == (4, 16, 512)
+
+
+def test_fp8_launch_without_cache_scale(fake_models):
+    with pytest.raises(attnc.ArgumentError) as error:
+        launch(fake_models["fp8"], cache_scale=None)
+    assert error.value.argument == "cache_scale"
+    assert "fp8 latent cache" in error.value.rule
+
+
+def test_cache_scale_with_a_bf16_cache(fake_models):
+    with pytest.raises(attnc.ArgumentError) as error:
+        launch(fake_models["bf16"], cache_scale=FakeTensor((), TYPESTR["f32"]))
+    assert error.value.argument == "cache_scale"
+    assert "no fp8 latent cache" in error.value.rule
+
+
+def test_fp8_cache_of_another_dtype(fake_models):
+    bf16_cache = FakeTensor((SIZES["num_blocks"], 64, 576), TYPESTR["bf16"])
+    with pytest.raises(attnc.ArgumentError) as error:
+        launch(fake_models["fp8"], latent_cache=bf16_cache)
+    assert error.value.argument == "latent_cache"
 
 
 def test_rank_256_kernel(context):

@@ -29,6 +29,13 @@
 //    the rope part) once its own P V of tile 2j is done, V half 1 once
 //    warpgroup 1's is; tile 2j + 3 into buffer 1 once both P V of tile
 //    2j + 1 are done.
+// An fp8 e4m3 cache (C::kFp8; rows stored divided by *cache_scale, as the
+// MLA preprocess writes them) lands through the same cp.async pipeline in
+// the same K buffers, 16 fp8 values per copy, half a column block's bytes
+// in the other half's place; the thread that copied them widens them in
+// place to the swizzled 16-bit tile the wgmma reads (widen_tile). The
+// scale is folded into the softmax scale and the output scale (S and P V
+// are linear in K and V), so the tiles hold the exact e4m3 values.
 // Split-KV: grid z cuts a sequence's tiles into runs; each split writes its
 // unnormalised output and softmax state to the workspace and the last one
 // of a row tile to finish merges them (the paged attention kernel's
@@ -166,6 +173,7 @@ ATTNC_MLA_WGMMA(__half, "f16")
 
 template <class C> struct LatentAttention {
   using act_t = typename C::act_t;
+  using cache_t = typename C::cache_t;  // act_t, or __nv_fp8_e4m3 (C::kFp8)
   static constexpr int kHeads = C::kNumHeads;
   static constexpr int kLatent = C::kLatentDim;  // R: V's width and the output's
   static constexpr int kQkDim = C::kQkDim;       // R + P
@@ -182,6 +190,7 @@ template <class C> struct LatentAttention {
   static_assert(kLatent % 128 == 0 && kLatent >= 128 && kLatent <= 512 && kQkDim % 64 == 0 && kQkDim > kLatent,
                 "R a multiple of 128 up to 512 (wgmma n = R / 2 per warpgroup), R + P a multiple of 64");
   static_assert(kBlockM == 64 && kBlockN == 64 && kThreads == 256, "64 x 64 tiles, two warpgroups");
+  static_assert(sizeof(cache_t) == (C::kFp8 ? 1 : sizeof(act_t)), "a cache of the activation type or fp8 e4m3");
   static_assert(C::kQOffset % 1024 == 0 && C::kKOffset % 1024 == 0 && C::kKBytes % 1024 == 0 &&
                     C::kPOffset % 1024 == 0 && C::kKBytes == kTileBytes,
                 "swizzle atoms stay aligned");
@@ -197,14 +206,14 @@ template <class C> struct LatentAttention {
 
   struct Args {
     const act_t *query;
-    const act_t *cache;
+    const cache_t *cache;
     long long block_stride, token_stride;
     const int *block_tables;
     act_t *output;
     float *workspace;
     int max_blocks_per_seq;
-    float score_scale;  // log2 units
-    float out_scale;
+    float score_scale;  // log2 units (times *cache_scale for fp8)
+    float out_scale;    // 1, or *cache_scale for fp8
   };
 
   /// The first key a row at position `pos` does not see.
@@ -224,11 +233,16 @@ template <class C> struct LatentAttention {
   /// [2 kHalfBlocks, ..) (warpgroup 0's V half and the rope part; 0..3 and
   /// 8.. at R 512); 2: blocks [kHalfBlocks, 2 kHalfBlocks) (warpgroup 1's V
   /// half).
+  /// (An fp8 cache: load_tile_fp8, then widen_tile once the copies landed.)
   template <int kPart = 0>
   static __device__ __forceinline__ void load_tile(const Args &a, const int *table, int tile, int kv_end,
                                                    unsigned char *dst) {
+    if constexpr (C::kFp8) {
+      load_tile_fp8<kPart>(a, table, tile, kv_end, dst);
+      return;
+    }
     const int u = threadIdx.x % 128, c = u % 8, key0 = u / 8;
-    const act_t *src[4];
+    const cache_t *src[4];
     bool valid[4];
 #pragma unroll
     for (int p = 0; p < 4; ++p) {
@@ -245,6 +259,77 @@ template <class C> struct LatentAttention {
         if (kPart == 0 || (kPart == 1) == (b < kHalfBlocks || b >= 2 * kHalfBlocks))
           attnc::cp_async_16(dst + attnc::sw128_offset<kBlockN>(key0 + 16 * p, b * 8 + c), src[p] + b * 64 + c * 8,
                              valid[p]);
+  }
+
+  /// load_tile of an fp8 cache (half the bytes): thread u (of 128) copies
+  /// the 16 values 16 q .. 16 q + 15 (q = u % 4) of every column block of
+  /// keys k = u / 4 and k + 32 into the 32 bytes where key k + 32's 16-bit
+  /// chunks 2q and 2q + 1 of that block go (key k's values in chunk 2q's
+  /// place, key k + 32's in 2q + 1's), so 4 consecutive threads read a
+  /// key's 64 contiguous bytes of a block. The lower 32 keys' places hold
+  /// nothing until widen_tile.
+  template <int kPart>
+  static __device__ __forceinline__ void load_tile_fp8(const Args &a, const int *table, int tile, int kv_end,
+                                                       unsigned char *dst) {
+    const int u = threadIdx.x % 128, q = u % 4, key0 = u / 4;
+    const cache_t *src[2];
+    bool valid[2];
+#pragma unroll
+    for (int p = 0; p < 2; ++p) {
+      const int key = tile * kBlockN + key0 + 32 * p;
+      valid[p] = key < kv_end;
+      const int k = valid[p] ? key : 0;
+      const int block = __ldg(table + k / C::kBlockSize);
+      src[p] = a.cache + (long long)block * a.block_stride + (long long)(k % C::kBlockSize) * a.token_stride;
+    }
+#pragma unroll
+    for (int b = 0; b < kColBlocks; ++b)
+      if (kPart == 0 || (kPart == 1) == (b < kHalfBlocks || b >= 2 * kHalfBlocks)) {
+#pragma unroll
+        for (int p = 0; p < 2; ++p)
+          attnc::cp_async_16(dst + attnc::sw128_offset<kBlockN>(key0 + 32, b * 8 + 2 * q + p), src[p] + b * 64 + q * 16,
+                             valid[p]);
+      }
+  }
+
+  /// Two e4m3 values (the low byte first) as two act_t values in one
+  /// register, exactly (e4m3 values are fp16 and bf16 values; NaN stays NaN).
+  static __device__ __forceinline__ unsigned widen2(unsigned short bytes, const __half *) {
+    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(bytes, __NV_E4M3);
+    return (unsigned)h.x | (unsigned)h.y << 16;
+  }
+  static __device__ __forceinline__ unsigned widen2(unsigned short bytes, const __nv_bfloat16 *) {
+    const float2 f = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(bytes, __NV_E4M3)));
+    return attnc::pack2<__nv_bfloat16>(f.x, f.y);
+  }
+  /// Eight e4m3 values as one 16-byte chunk of act_t.
+  static __device__ __forceinline__ uint4 widen8(unsigned lo, unsigned hi) {
+    const act_t *tag = nullptr;
+    return make_uint4(widen2(lo & 0xffffu, tag), widen2(lo >> 16, tag), widen2(hi & 0xffffu, tag),
+                      widen2(hi >> 16, tag));
+  }
+  /// Widens, in place, the fp8 column blocks this thread copied with
+  /// load_tile_fp8<kPart> (call after its cp.async wait; before the
+  /// proxy fence and the barrier that hand the tile to the wgmma): reads
+  /// its 32 landed bytes of each block, then writes the four 16-bit chunks
+  /// of keys k and k + 32. Its writes cover only its own landed bytes, so
+  /// no thread waits for another.
+  template <int kPart>
+  static __device__ __forceinline__ void widen_tile(unsigned char *dst) {
+    asm volatile("" ::: "memory");  // (cp.async.wait_group does not order plain loads)
+    const int u = threadIdx.x % 128, q = u % 4, key0 = u / 4;
+#pragma unroll
+    for (int b = 0; b < kColBlocks; ++b)
+      if (kPart == 0 || (kPart == 1) == (b < kHalfBlocks || b >= 2 * kHalfBlocks)) {
+        unsigned char *upper0 = dst + attnc::sw128_offset<kBlockN>(key0 + 32, b * 8 + 2 * q);
+        unsigned char *upper1 = dst + attnc::sw128_offset<kBlockN>(key0 + 32, b * 8 + 2 * q + 1);
+        const uint4 x = *reinterpret_cast<const uint4 *>(upper0);  // key k
+        *reinterpret_cast<uint4 *>(dst + attnc::sw128_offset<kBlockN>(key0, b * 8 + 2 * q)) = widen8(x.x, x.y);
+        *reinterpret_cast<uint4 *>(dst + attnc::sw128_offset<kBlockN>(key0, b * 8 + 2 * q + 1)) = widen8(x.z, x.w);
+        const uint4 y = *reinterpret_cast<const uint4 *>(upper1);  // key k + 32
+        *reinterpret_cast<uint4 *>(upper0) = widen8(y.x, y.y);
+        *reinterpret_cast<uint4 *>(upper1) = widen8(y.z, y.w);
+      }
   }
 
   // Named barriers (0 is __syncthreads): a producer warpgroup arrives, the
@@ -424,6 +509,10 @@ template <class C> struct LatentAttention {
       load_tile(a, table, my_first + wg, tile_end, k_s + wg * C::kKBytes);
     attnc::cp_async_commit();
     attnc::cp_async_wait<0>();
+    if constexpr (C::kFp8) {
+      if (wg == 1 && 1 < my_tiles)  // (warpgroup 0 widens its tiles in the loop)
+        widen_tile<0>(k_s + C::kKBytes);
+    }
     attnc::fence_proxy_async();
     __syncthreads();  // Q, K tiles 0 and 1 landed
 
@@ -463,6 +552,8 @@ template <class C> struct LatentAttention {
         // while the second lands. (No
         // branch around these waits: ptxas fences the wgmma chain there.)
         attnc::cp_async_wait<1>();
+        if constexpr (C::kFp8)
+          widen_tile<1>(k_s);
         attnc::fence_proxy_async();
         bar_sync(kBarK0, 128);
         attnc::wgmma_fence();
@@ -475,6 +566,8 @@ template <class C> struct LatentAttention {
                                       k_desc + ((b * kBlockN * 128 + ks * 32) >> 4), b + ks > 0);
           }
         attnc::cp_async_wait<0>();
+        if constexpr (C::kFp8)
+          widen_tile<2>(k_s);
         attnc::fence_proxy_async();
         bar_sync(kBarK0, 128);
 #pragma unroll
@@ -537,6 +630,10 @@ template <class C> struct LatentAttention {
         // path would make the compiler serialize every wgmma.
         if (j > 0) {
           attnc::cp_async_wait<0>();
+          if constexpr (C::kFp8) {
+            if (has1)  // (the stale buffer may still be warpgroup 0's V)
+              widen_tile<0>(k_s + C::kKBytes);
+          }
           attnc::fence_proxy_async();
           bar_sync(kBarK1, 128);  // K tile 2j + 1 landed
         }
@@ -743,7 +840,7 @@ template <class C> struct LatentAttention {
   }
 
   /// The kernel: finds the row tile's sequence and rows, then runs the tile.
-  static __device__ __forceinline__ void run(const act_t *query, const act_t *cache, long long block_stride,
+  static __device__ __forceinline__ void run(const act_t *query, const cache_t *cache, long long block_stride,
                                              long long token_stride, const int *block_tables, const int *seq_lens,
                                              const int *query_start_loc, const float *cache_scale, act_t *output,
                                              float *workspace, int num_tokens, int num_seqs, int max_blocks_per_seq,
@@ -798,14 +895,20 @@ template <class C> struct LatentAttention {
     a.max_blocks_per_seq = max_blocks_per_seq;
     a.score_scale = C::kScaleLog2;
     a.out_scale = 1.0f;
+    if constexpr (C::kFp8) {
+      // K = cache * scale and V = its first R columns: S and P V scale by it.
+      const float scale = *cache_scale;
+      a.score_scale *= scale;
+      a.out_scale = scale;
+    }
     tile(a, seq, q_start, q_len, kv_len, row0, rows, smem);
   }
 };
 
-/// The MLA absorbed decode kernel for Config C; cache_scale is null (fp8
-/// latent caches are not taken yet: attn-prepare-emission refuses them).
+/// The MLA absorbed decode kernel for Config C; cache_scale is null unless
+/// the cache is fp8 (C::kFp8: rows stored divided by *cache_scale).
 template <class C>
-__device__ __forceinline__ void latent_attention(const typename C::act_t *query, const typename C::act_t *latent_cache,
+__device__ __forceinline__ void latent_attention(const typename C::act_t *query, const typename C::cache_t *latent_cache,
                                                  long long latent_cache_block_stride,
                                                  long long latent_cache_token_stride, const int *block_tables,
                                                  const int *seq_lens, const int *query_start_loc,

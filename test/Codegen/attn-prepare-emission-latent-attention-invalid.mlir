@@ -3,15 +3,6 @@
 // What the MLA decode kernel (attnc_mla_decode.cuh) does not take is refused
 // by attn-prepare-emission with the rule.
 
-// An fp8 latent cache (the kernel reads 16-bit rows of the activation type).
-func.func @fp8__latent_attention(%q: tensor<?x16x576xbf16>, %cache: tensor<?x64x576xf8E4M3FN>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>, %s: tensor<f32>) -> tensor<?x16x512xbf16> attributes {attn.kernel = "latent_attention", attn.layer = "fp8"} {
-  // expected-error @+1 {{'attn.latent_attention' op cannot be emitted: latent_cache element type 'f8E4M3FN' must be the activation type 'bf16' (the MLA decode kernel does not take fp8 latent caches yet)}}
-  %o = attn.latent_attention %q, %cache, %tables, %lens, %starts scale %s {kv_lora_rank = 512, softmax_scale = 0.1352 : f64, schedule = #attn.latent_attention_schedule<block_m = 64, block_n = 64, num_warps = 8, max_kv_splits = 32, target_ctas = 132>} : tensor<?x16x576xbf16>, tensor<?x64x576xf8E4M3FN>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> scale tensor<f32> -> tensor<?x16x512xbf16>
-  return %o : tensor<?x16x512xbf16>
-}
-
-// -----
-
 // kv_lora_rank not a multiple of 128 (each warpgroup keeps R / 2 output
 // columns, whole 64-column blocks); 320 + 64 = 384 keeps whole column blocks
 // of the row, so the rank is what is refused.

@@ -1,4 +1,5 @@
-// RUN: attn-opt %s -attnc-pipeline | attn-translate --attn-to-cuda | FileCheck %s
+// RUN: attn-opt %s -attnc-pipeline -split-input-file | attn-translate --attn-to-cuda -split-input-file | FileCheck %s
+// RUN: attn-opt %s -attnc-pipeline -split-input-file | attn-translate --attn-to-cuda -split-input-file | FileCheck %s --check-prefix=FP8
 
 // MLA's absorbed decode, DeepSeek-V3 at TP 8 (16 heads), worked out by hand
 // from plan/LatentAttention.h (sm_90a, 132 SMs): one CTA per SM, so
@@ -17,6 +18,8 @@
 // CHECK-NEXT: // schedule: block_m=64 block_n=64 num_warps=8 max_kv_splits=32 target_ctas=132
 // CHECK: #include "attnc_mla_decode.cuh"
 // CHECK: using act_t = __nv_bfloat16;
+// CHECK-NEXT: using cache_t = __nv_bfloat16;
+// CHECK-NEXT: static constexpr bool kFp8 = false;
 // CHECK-NEXT: static constexpr int kNumHeads = 16;
 // CHECK-NEXT: static constexpr int kLatentDim = 512;
 // CHECK-NEXT: static constexpr int kQkDim = 576;
@@ -101,4 +104,48 @@ func.func @mla(%q: tensor<?x16x576xbf16>, %cache: tensor<?x64x576xbf16>,
       : tensor<?x16x576xbf16>, tensor<?x64x576xbf16>, tensor<?x?xi32>,
         tensor<?xi32>, tensor<?xi32> -> tensor<?x16x512xbf16>
   return %o : tensor<?x16x512xbf16>
+}
+
+// -----
+
+// An fp8 e4m3 latent cache with its scale (DeepSeek-V3 with an fp8 KV cache,
+// TP 1): the Config says so (cache_t, kFp8), the entry point takes the
+// cache as __nv_fp8_e4m3 and cache_scale after query_start_loc (the
+// template's order) and forwards it; the ABI has the f32 scalar and the
+// fp8 cache. The fp8 rows land in the 16-bit K tiles (half their bytes)
+// and are widened there, so the shared memory is the bf16 kernel's,
+// 230944 bytes (the bf16 case above works it out).
+
+// (The bf16 kernel of the first case comes first in the output.)
+// FP8-LABEL: // configuration: num_heads=128 kv_lora_rank=512 rope_head_dim=64
+// FP8-NEXT: //   activation bf16, latent cache fp8_e4m3 (block_size 64, times cache_scale)
+// FP8: using act_t = __nv_bfloat16;
+// FP8-NEXT: using cache_t = __nv_fp8_e4m3;
+// FP8-NEXT: static constexpr bool kFp8 = true;
+// FP8-NEXT: static constexpr int kNumHeads = 128;
+// FP8: static constexpr int kKBytes = 73728;
+// FP8: static constexpr int kSharedBytes = 230944;
+// FP8: mla__latent_attention(const __nv_bfloat16 *__restrict__ query,
+// FP8-NEXT: const __nv_fp8_e4m3 *__restrict__ latent_cache,
+// FP8: const int *__restrict__ query_start_loc,
+// FP8-NEXT: const float *__restrict__ cache_scale,
+// FP8-NEXT: __nv_bfloat16 *__restrict__ output,
+// FP8: attnc::latent_attention<Config>(
+// FP8-NEXT: query, latent_cache, latent_cache_block_stride, latent_cache_token_stride, block_tables, seq_lens, query_start_loc, cache_scale, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
+// FP8: // ===== abi mla__latent_attention =====
+// FP8: "name": "latent_cache",
+// FP8-NEXT: "kind": "pointer",
+// FP8-NEXT: "dtype": "fp8_e4m3",
+// FP8: "name": "cache_scale",
+// FP8-NEXT: "kind": "pointer",
+// FP8-NEXT: "dtype": "f32",
+// FP8: "dynamic_shared_memory_bytes": 230944,
+func.func @mla(%q: tensor<?x128x576xbf16>, %cache: tensor<?x64x576xf8E4M3FN>,
+               %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>,
+               %scale: tensor<f32>) -> tensor<?x128x512xbf16> {
+  %o = attn.latent_attention %q, %cache, %tables, %lens, %starts scale %scale
+      {kv_lora_rank = 512, softmax_scale = 0.1352 : f64}
+      : tensor<?x128x576xbf16>, tensor<?x64x576xf8E4M3FN>, tensor<?x?xi32>,
+        tensor<?xi32>, tensor<?xi32> scale tensor<f32> -> tensor<?x128x512xbf16>
+  return %o : tensor<?x128x512xbf16>
 }

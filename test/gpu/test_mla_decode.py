@@ -13,11 +13,20 @@ and 64, sequence lengths 1 .. 4096 (lengths that are not a multiple of the
 their bounds (1, the automatic rule, the largest the launch accepts), a
 strided latent-cache view, and one workspace reused across launches.
 
+An fp8 e4m3 latent cache (rows stored divided by cache_scale, as the MLA
+preprocess writes them): the kernel computes with the exact e4m3 values and
+folds the scale into the softmax and output scales, so its output is
+compared with the float64 reference of the dequantised cache (fp8 value x
+cache_scale) under the bf16 bounds, and with the reference of the rows
+before quantisation under a bound derived from e4m3's rounding
+(Batch.fp8_bound).
+
 Poisoning: outputs are NaN-filled before each launch; the workspace's
 partial area is NaN-filled (its counters zero, as the contract asks); cache
 rows past every sequence's end and a block no sequence owns (where unused
-block-table entries point) hold NaN, so a key read past a sequence's end
-reaches the output (0 x NaN is NaN in P V). NaN never passes.
+block-table entries point) hold NaN (e4m3's NaN in an fp8 cache, which the
+kernel's widening keeps NaN), so a key read past a sequence's end reaches
+the output (0 x NaN is NaN in P V). NaN never passes.
 """
 
 import math
@@ -39,18 +48,30 @@ LAYER = "mla"
 REL_L2 = 1e-2
 #: Per (token, head) row: the same bound, with room for short rows.
 ROW_REL_L2 = 2.5e-2
+#: The fp8 cache's scale (not a power of two, so folding it is exercised):
+#: rows of N(0, 1) (and the rising-score column, up to 14) stay below e4m3's
+#: 448 once divided by it.
+CACHE_SCALE = 0.0371
+#: e4m3 keeps 3 mantissa bits: neighbouring values are 2^-3 apart relative
+#: to the smaller, so round to nearest errs by at most 2^-4 relative (normal
+#: values; the few subnormals err more, relative to a tiny value).
+E4M3_REL = 2.0 ** -4
 
 
-def layer_ir(heads: int, page: int, causal: bool = True, rank: int = R) -> str:
+def layer_ir(heads: int, page: int, causal: bool = True, fp8: bool = False, rank: int = R) -> str:
     d = rank + P
+    cache = "f8E4M3FN" if fp8 else "bf16"
+    scale_arg = ", %scale: tensor<f32>" if fp8 else ""
+    scale_use = " scale %scale" if fp8 else ""
+    scale_type = " scale tensor<f32>" if fp8 else ""
     return f"""
-func.func @{LAYER}(%q: tensor<?x{heads}x{d}xbf16>, %cache: tensor<?x{page}x{d}xbf16>,
-                   %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>)
+func.func @{LAYER}(%q: tensor<?x{heads}x{d}xbf16>, %cache: tensor<?x{page}x{d}x{cache}>,
+                   %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>{scale_arg})
     -> tensor<?x{heads}x{rank}xbf16> {{
-  %o = attn.latent_attention %q, %cache, %tables, %lens, %starts
+  %o = attn.latent_attention %q, %cache, %tables, %lens, %starts{scale_use}
       {{kv_lora_rank = {rank}, softmax_scale = {SCALE} : f64, causal = {str(causal).lower()}}}
-      : tensor<?x{heads}x{d}xbf16>, tensor<?x{page}x{d}xbf16>, tensor<?x?xi32>,
-        tensor<?xi32>, tensor<?xi32> -> tensor<?x{heads}x{rank}xbf16>
+      : tensor<?x{heads}x{d}xbf16>, tensor<?x{page}x{d}x{cache}>, tensor<?x?xi32>,
+        tensor<?xi32>, tensor<?xi32>{scale_type} -> tensor<?x{heads}x{rank}xbf16>
   return %o : tensor<?x{heads}x{rank}xbf16>
 }}
 """
@@ -59,27 +80,33 @@ func.func @{LAYER}(%q: tensor<?x{heads}x{d}xbf16>, %cache: tensor<?x{page}x{d}xb
 _MODELS = {}
 
 
-def model_for(heads: int, page: int, causal: bool = True, rank: int = R):
-    key = (heads, page, causal, rank)
+def model_for(heads: int, page: int, causal: bool = True, fp8: bool = False, rank: int = R):
+    key = (heads, page, causal, fp8, rank)
     if key not in _MODELS:
-        _MODELS[key] = attnc.compile_ir(layer_ir(heads, page, causal, rank))
+        _MODELS[key] = attnc.compile_ir(layer_ir(heads, page, causal, fp8, rank))
     return _MODELS[key]
 
 
 class Batch:
     """Random queries and a paged latent cache for `lens` sequences of `mtp`
-    query rows each; NaN in every cache row no sequence owns."""
+    query rows each; NaN in every cache row no sequence owns. With `fp8`,
+    the cache holds the rows divided by CACHE_SCALE in e4m3 (`cache_scale`
+    the scalar tensor), `rows_cache` their float64 dequantised values and
+    `exact_cache` the rows before quantisation; otherwise all three are the
+    bf16 cache."""
 
-    def __init__(self, heads, page, lens, mtp, seed, strided=False, trend=0.0, rank=R):
+    def __init__(self, heads, page, lens, mtp, seed, strided=False, trend=0.0, fp8=False,
+                 rank=R):
+        self.rank = R = rank
         # Every query row sees at least one key (seq_len >= query rows).
         assert min(lens) >= mtp, (lens, mtp)
         gen = torch.Generator().manual_seed(seed)
         self.heads, self.page, self.lens, self.mtp = heads, page, list(lens), mtp
-        self.rank = R = rank
         blocks = [max(1, -(-n // page)) for n in lens]
         num_blocks = sum(blocks) + 2  # block 0: owned by nobody
         width = R + P + (64 if strided else 0)
-        cache = torch.full((num_blocks, page, width), float("nan"), dtype=torch.bfloat16)
+        cache = torch.full((num_blocks, page, width), float("nan"),
+                           dtype=torch.float32 if fp8 else torch.bfloat16)
         order = (torch.randperm(num_blocks - 1, generator=gen) + 1).tolist()
         tables = torch.zeros(len(lens), max(blocks) + 1, dtype=torch.int32)
         for s, (n, nb) in enumerate(zip(lens, blocks)):
@@ -90,9 +117,19 @@ class Batch:
                 rows[:, R] = trend * torch.arange(n) / n
             for i, b in enumerate(mine):
                 chunk = rows[i * page:(i + 1) * page]
-                cache[b, :chunk.shape[0], :R + P] = chunk.to(torch.bfloat16)
+                cache[b, :chunk.shape[0], :R + P] = chunk.to(cache.dtype)
+        self.cache_scale = None
+        if fp8:
+            exact = cache[..., :R + P]
+            # float32 -> e4m3 rounds to nearest and keeps NaN (the poison)
+            cache = (cache / CACHE_SCALE).to(torch.float8_e4m3fn)
+            self.exact_cache = exact.double().cuda()
+            self.rows_cache = (cache[..., :R + P].float().double() * CACHE_SCALE).cuda()
+            self.cache_scale = torch.tensor(CACHE_SCALE, dtype=torch.float32, device="cuda")
         self.cache_storage = cache.cuda()
         self.cache = self.cache_storage[..., :R + P]  # a strided view when strided
+        if not fp8:
+            self.rows_cache = self.exact_cache = self.cache
         self.tables = tables.cuda()
         self.seq_lens = torch.tensor(lens, dtype=torch.int32, device="cuda")
         tokens = len(lens) * mtp
@@ -102,12 +139,46 @@ class Batch:
         self.query = query.to(torch.bfloat16).cuda()
         self.query_start_loc = torch.arange(0, tokens + 1, mtp, dtype=torch.int32, device="cuda")
 
-    def reference(self, causal=True):
+    def owned_rows(self, cache):
+        """The rows some sequence owns, [sum(lens), R + P] float64."""
         R = self.rank
+        parts = []
+        for s, n in enumerate(self.lens):
+            nb = max(1, -(-n // self.page))
+            parts.append(cache[self.tables[s, :nb].long()].reshape(-1, R + P)[:n].double())
+        return torch.cat(parts)
+
+    def fp8_bound(self):
+        """The relative L2 error the e4m3 quantisation alone may cause against
+        the exact reference. Each cached value errs by at most E4M3_REL
+        relative (the test checks its own cache's error against that). V's
+        share of the output error is about E4M3_REL relative; a score
+        q . k = sum_d q_d k_d errs by about E4M3_REL sqrt(sum_d q_d^2 k_d^2)
+        (independent per-value errors), softmax_scale times that in the
+        exponent (sigma), which perturbs the weights, and so the output,
+        relatively by as much: E4M3_REL sqrt(1 + sigma^2), sigma the rms
+        over query rows and keys. (Random rows: sigma = softmax_scale |q|,
+        about 3.2, and a bound near 0.21 where about 0.06 is seen in a float64
+        simulation; the rising-score rows put much of q and k in one column:
+        sigma near 16, bound near 1, seen 0.43.)"""
+        R = self.rank
+        exact, rows = self.owned_rows(self.exact_cache), self.owned_rows(self.rows_cache)
+        e = float((rows - exact).norm() / exact.norm())
+        assert e <= E4M3_REL, f"the test's fp8 cache errs by {e:.3e} relative (> 2^-4)"
+        k_square = exact.pow(2).mean(dim=0)  # [R + P]: E over keys of k_d^2
+        q = self.query.double().reshape(-1, R + P)
+        sigma = SCALE * math.sqrt(float((q.pow(2) @ k_square).mean()))
+        return E4M3_REL * math.sqrt(1.0 + sigma ** 2)
+
+    def reference(self, causal=True, exact=False):
+        """float64 attention over the cache's values (`rows_cache`), or with
+        `exact` over the rows before fp8 quantisation."""
+        R = self.rank
+        cache = self.exact_cache if exact else self.rows_cache
         out = torch.empty(self.query.shape[0], self.heads, R, dtype=torch.float64, device="cuda")
         for s, n in enumerate(self.lens):
             nb = max(1, -(-n // self.page))
-            rows = self.cache[self.tables[s, :nb].long()].reshape(-1, R + P)[:n].double()
+            rows = cache[self.tables[s, :nb].long()].reshape(-1, R + P)[:n].double()
             q = self.query[s * self.mtp:(s + 1) * self.mtp].double()
             scores = torch.einsum("thd,kd->thk", q, rows) * SCALE
             if causal:
@@ -128,7 +199,9 @@ def poisoned_workspace(model):
     return ws
 
 
-def assert_matches(name, out, ref):
+def assert_matches(name, out, ref, rel_bound=REL_L2, row_bound=ROW_REL_L2):
+    """`out` within `rel_bound` relative L2 of `ref` over all rows, and each
+    (token, head) row within `row_bound` (None: not checked); no NaN/inf."""
     assert out.shape == ref.shape, (name, out.shape, ref.shape)
     assert bool(torch.isfinite(ref).all()), f"{name}: the reference is not finite"
     bad = ~torch.isfinite(out)
@@ -136,11 +209,21 @@ def assert_matches(name, out, ref):
         f"{tuple(int(i) for i in bad.nonzero()[0])}"
     diff = out.double() - ref
     rel = float(diff.norm() / ref.norm())
-    assert rel < REL_L2, f"{name}: relative L2 error {rel:.3e} >= {REL_L2}"
+    assert rel < rel_bound, f"{name}: relative L2 error {rel:.3e} >= {rel_bound:.3e}"
+    if row_bound is None:
+        return
     row_rel = diff.norm(dim=-1) / ref.norm(dim=-1).clamp_min(1e-30)
     worst = float(row_rel.max())
-    assert worst < ROW_REL_L2, (f"{name}: row {tuple(int(i) for i in (row_rel == row_rel.max()).nonzero()[0])} "
-                                f"relative L2 error {worst:.3e} >= {ROW_REL_L2}")
+    assert worst < row_bound, (f"{name}: row {tuple(int(i) for i in (row_rel == row_rel.max()).nonzero()[0])} "
+                               f"relative L2 error {worst:.3e} >= {row_bound}")
+
+
+def assert_matches_fp8(name, out, batch, causal=True):
+    """An fp8-cache output: bf16 bounds against the dequantised cache's
+    reference, the quantisation's bound (plus bf16's) against the exact one."""
+    assert_matches(f"{name} (dequantised reference)", out, batch.reference(causal))
+    assert_matches(f"{name} (unquantised reference)", out, batch.reference(causal, exact=True),
+                   rel_bound=batch.fp8_bound() + REL_L2, row_bound=None)
 
 
 def max_splits_accepted(model, batch):
@@ -249,45 +332,108 @@ def test_r256_splits_happen():
         + int(model.kernel(LAYER, "latent_attention").abi["hints"]["target_ctas"])
 
 
-@pytest.mark.parametrize("rank", [R, 256])
-def test_strided_cache_view_and_default_workspace(rank):
-    model = model_for(16, 64, rank=rank)
-    batch = Batch(16, 64, [70, 2, 2000], 2, seed=7, strided=True, rank=rank)
+FP8_CASES = [
+    # heads, page, lens, mtp, splits (the cache fp8 e4m3, cache_scale CACHE_SCALE)
+    (128, 64, [1, 63, 64, 65, 130, 4096], 1, "auto"),
+    (128, 16, [5, 200, 1031], 3, 1),
+    (128, 64, [3000, 777], 1, "max"),
+    (16, 64, [1, 63, 65, 130, 1000], 1, 1),
+    (16, 16, [4, 64, 200, 333], 3, "max"),
+    (16, 64, [4096, 2049], 1, "auto"),
+    (16, 16, [17, 1500, 4, 64, 129, 900, 3, 4000], 3, "auto"),
+]
+
+
+@pytest.mark.parametrize("heads,page,lens,mtp,splits", FP8_CASES,
+                         ids=[f"fp8-h{c[0]}-p{c[1]}-mtp{c[3]}-s{c[4]}-{i}" for i, c in enumerate(FP8_CASES)])
+def test_fp8_latent_cache_matches_reference(heads, page, lens, mtp, splits):
+    model = model_for(heads, page, fp8=True)
+    batch = Batch(heads, page, lens, mtp, seed=hash((heads, page, tuple(lens), mtp, 8)) % 2**31, fp8=True)
+    count = {"auto": None, "max": max_splits_accepted(model, batch)}.get(splits, splits)
+    if splits == "auto":  # the rule splits these batches (split-KV on)
+        assert model.latent_attention_splits(LAYER, batch.query.shape[0], len(lens)) > 1
+    ws = poisoned_workspace(model)
+    for launch in range(2):  # the second reuses the workspace
+        out = torch.full((batch.query.shape[0], heads, R), float("nan"),
+                         dtype=torch.bfloat16, device="cuda")
+        model.latent_attention(LAYER, batch.query, latent_cache=batch.cache,
+                               block_tables=batch.tables, seq_lens=batch.seq_lens,
+                               query_start_loc=batch.query_start_loc,
+                               cache_scale=batch.cache_scale, out=out,
+                               workspace=ws, num_kv_splits=count)
+        torch.cuda.synchronize()
+        assert_matches_fp8(f"launch {launch} splits {splits}", out, batch)
+
+
+@pytest.mark.parametrize("fp8,rank", [(False, R), (True, R), (False, 256), (True, 256)],
+                         ids=["bf16", "fp8", "bf16-r256", "fp8-r256"])
+def test_strided_cache_view_and_default_workspace(fp8, rank):
+    model = model_for(16, 64, fp8=fp8, rank=rank)
+    batch = Batch(16, 64, [70, 2, 2000], 2, seed=7, strided=True, fp8=fp8, rank=rank)
     assert batch.cache.stride(1) == rank + P + 64
     out = model.latent_attention(LAYER, batch.query, latent_cache=batch.cache,
                                  block_tables=batch.tables, seq_lens=batch.seq_lens,
-                                 query_start_loc=batch.query_start_loc)
+                                 query_start_loc=batch.query_start_loc,
+                                 cache_scale=batch.cache_scale)
     torch.cuda.synchronize()
-    assert_matches("strided view", out, batch.reference())
+    if fp8:
+        assert_matches_fp8("strided view", out, batch)
+    else:
+        assert_matches("strided view", out, batch.reference())
 
 
-@pytest.mark.parametrize("heads,splits,rank", [(128, 1, R), (16, 1, R), (128, "max", R),
-                                               (128, 1, 256), (16, "max", 256)])
-def test_row_maxima_rising_on_both_warpgroups_tiles(heads, splits, rank):
+@pytest.mark.parametrize("heads,splits,fp8,rank", [
+    (128, 1, False, R), (16, 1, False, R), (128, "max", False, R),
+    (128, 1, True, R), (16, "max", True, R), (128, 1, False, 256), (16, "max", False, 256)])
+def test_row_maxima_rising_on_both_warpgroups_tiles(heads, splits, fp8, rank):
     """Scores that rise along the keys move the running row maxima in most
     64-key tiles, those of either warpgroup (even and odd tiles), so the
     rescale of both output halves is exercised each way."""
-    model = model_for(heads, 64, rank=rank)
-    batch = Batch(heads, 64, [4096, 777, 130, 64], 1, seed=23, trend=14.0, rank=rank)
+    model = model_for(heads, 64, fp8=fp8, rank=rank)
+    batch = Batch(heads, 64, [4096, 777, 130, 64], 1, seed=23, trend=14.0, fp8=fp8, rank=rank)
     count = {"max": max_splits_accepted(model, batch)}.get(splits, splits)
-    out = torch.full((batch.query.shape[0], heads, rank), float("nan"), dtype=torch.bfloat16, device="cuda")
+    out = torch.full((batch.query.shape[0], heads, rank), float("nan"), dtype=torch.bfloat16,
+                     device="cuda")
     model.latent_attention(LAYER, batch.query, latent_cache=batch.cache,
                            block_tables=batch.tables, seq_lens=batch.seq_lens,
-                           query_start_loc=batch.query_start_loc, out=out,
-                           workspace=poisoned_workspace(model), num_kv_splits=count)
+                           query_start_loc=batch.query_start_loc, cache_scale=batch.cache_scale,
+                           out=out, workspace=poisoned_workspace(model), num_kv_splits=count)
     torch.cuda.synchronize()
-    assert_matches(f"R {rank} rising scores, splits {splits}", out, batch.reference())
+    if fp8:
+        assert_matches_fp8(f"R {rank} rising scores, splits {splits}", out, batch)
+    else:
+        assert_matches(f"R {rank} rising scores, splits {splits}", out, batch.reference())
 
 
-@pytest.mark.parametrize("rank", [R, 256])
-def test_non_causal(rank):
-    model = model_for(64, 64, causal=False, rank=rank)
-    batch = Batch(64, 64, [100, 1000], 3, seed=11, rank=rank)
+def test_fp8_cache_scale_is_read_at_launch():
+    """One compiled kernel, two scales: the same e4m3 bytes read with
+    cache_scale 2c mean rows twice as large (scores doubled, output
+    doubled), checked against the reference of those rows."""
+    model = model_for(16, 64, fp8=True)
+    batch = Batch(16, 64, [300, 1000], 1, seed=5, fp8=True)
+    doubled = torch.tensor(2 * CACHE_SCALE, dtype=torch.float32, device="cuda")
     out = model.latent_attention(LAYER, batch.query, latent_cache=batch.cache,
                                  block_tables=batch.tables, seq_lens=batch.seq_lens,
-                                 query_start_loc=batch.query_start_loc)
+                                 query_start_loc=batch.query_start_loc, cache_scale=doubled)
     torch.cuda.synchronize()
-    assert_matches("non-causal", out, batch.reference(causal=False))
+    batch.rows_cache = batch.rows_cache * 2  # exact: a power of two
+    assert_matches("cache_scale doubled", out, batch.reference())
+
+
+@pytest.mark.parametrize("fp8,rank", [(False, R), (True, R), (False, 256)],
+                         ids=["bf16", "fp8", "bf16-r256"])
+def test_non_causal(fp8, rank):
+    model = model_for(64, 64, causal=False, fp8=fp8, rank=rank)
+    batch = Batch(64, 64, [100, 1000], 3, seed=11, fp8=fp8, rank=rank)
+    out = model.latent_attention(LAYER, batch.query, latent_cache=batch.cache,
+                                 block_tables=batch.tables, seq_lens=batch.seq_lens,
+                                 query_start_loc=batch.query_start_loc,
+                                 cache_scale=batch.cache_scale)
+    torch.cuda.synchronize()
+    if fp8:
+        assert_matches_fp8("non-causal", out, batch, causal=False)
+    else:
+        assert_matches("non-causal", out, batch.reference(causal=False))
 
 
 def test_split_counts_out_of_range_are_refused():

@@ -70,10 +70,11 @@ def _config(model_type):
 
 
 class LatentCache:
-    """A paged latent cache [blocks, BLOCK, R + P] poisoned with NaN, its
-    sequences' blocks in a shuffled order."""
+    """A paged latent cache [blocks, BLOCK, R + P] of `dtype` (bf16, or
+    torch.float8_e4m3fn) poisoned with NaN, its sequences' blocks in a
+    shuffled order."""
 
-    def __init__(self, torch, total_lengths, width, generator, device):
+    def __init__(self, torch, total_lengths, width, generator, device, dtype=None):
         blocks = [-(-n // BLOCK) for n in total_lengths]
         self.num_blocks = sum(blocks) + 1
         order = torch.randperm(sum(blocks), generator=generator)
@@ -85,7 +86,7 @@ class LatentCache:
             used += n
         self.tables = self.tables.to(device)
         self.cache = torch.full((self.num_blocks, BLOCK, width), float("nan"),
-                                dtype=torch.bfloat16, device=device)
+                                dtype=torch.float32, device=device).to(dtype or torch.bfloat16)
 
     def slots(self, sequence, positions):
         table = self.tables[sequence].cpu()
@@ -288,23 +289,28 @@ def _check_family(model_type, tmp_path, mutate=None):
     return checked
 
 
-@pytest.mark.parametrize("family,heads,rows", [
-    ("deepseek_v3", 16, 1), ("deepseek_v3", 16, 3), ("deepseek_v3", 128, 2),
-    ("mistral4", 16, 1), ("mistral4", 16, 3), ("mistral4", 128, 2)])
-def test_absorbed_equals_decompressed(family, heads, rows, tmp_path):
+@pytest.mark.parametrize("family,heads,rows,kv", [
+    ("deepseek_v3", 16, 1, "bf16"), ("deepseek_v3", 16, 3, "bf16"), ("deepseek_v3", 128, 2, "bf16"),
+    ("deepseek_v3", 16, 3, "fp8"), ("deepseek_v3", 128, 1, "fp8"),
+    ("mistral4", 16, 1, "bf16"), ("mistral4", 16, 3, "bf16"), ("mistral4", 128, 2, "bf16"),
+    ("mistral4", 16, 3, "fp8")])
+def test_absorbed_equals_decompressed(family, heads, rows, kv, tmp_path):
     """The absorbed decode (latent_attention over the paged cache, `rows`
     query rows per sequence) and the decompressed attention (latent_gather of
     the cached rows, up-projection, varlen_attention with the same rows as a
     chunk after the prefix) give the same output, o_absorbed . W_UV^T.
     DeepSeek-V3's sizes (R 512, nope 128) and Mistral 4's (R 256, nope 64);
-    rope 64, v 128 for both."""
+    rope 64, v 128 for both. With an fp8 cache (kv_dtype "fp8": the rows
+    stored divided by cache_scale, as mla_preprocess writes them) both read
+    the same e4m3 rows: the gather widens them times cache_scale to bf16,
+    the decode folds the scale into its softmax and output scales."""
     import torch
     import attnc
     import attnc_gpu_reference as ref
     config = dict(_config(family), num_attention_heads=heads,
                   num_key_value_heads=heads)
     model = attnc.compile(config, context=attnc.Context(cache_dir=str(tmp_path)),
-                          dtype="bf16", kv_dtype="bf16", block_size=BLOCK)
+                          dtype="bf16", kv_dtype=kv, block_size=BLOCK)
     layer = model.layer_kind(0)
     rank, rope = config["kv_lora_rank"], config["qk_rope_head_dim"]
     nope, dv = config["qk_nope_head_dim"], config["v_head_dim"]
@@ -313,15 +319,26 @@ def test_absorbed_equals_decompressed(family, heads, rows, tmp_path):
     g = torch.Generator(device="cuda").manual_seed(1000 + heads + rows + rank)
     lengths = [1 + rows, 77, 300, 1030][: 4]
     lengths = [max(n, rows) for n in lengths]
-    cache = LatentCache(torch, lengths, rank + rope, torch.Generator().manual_seed(7), "cuda")
-    # random normalised latent rows written straight into the cache
+    fp8 = kv == "fp8"
+    cache = LatentCache(torch, lengths, rank + rope, torch.Generator().manual_seed(7), "cuda",
+                        torch.float8_e4m3fn if fp8 else torch.bfloat16)
+    # random normalised latent rows written straight into the cache (fp8:
+    # divided by cache_scale; on the raw bytes, which index_put takes)
     total = sum(lengths)
     latent = torch.randn(total, rank + rope, generator=g, device="cuda").to(torch.bfloat16)
+    cache_scale, stored = None, latent
+    if fp8:
+        cache_scale = torch.tensor(0.0413, dtype=torch.float32, device="cuda")
+        quantised = (latent.float() / cache_scale).to(torch.float8_e4m3fn)
+        stored = quantised.view(torch.uint8)
+        # what the gather returns: e4m3 x cache_scale in float32, rounded to bf16
+        latent = (quantised.float() * cache_scale).to(torch.bfloat16)
     cu = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0)), dtype=torch.int32,
                       device="cuda")
+    raw = cache.cache.view(torch.uint8) if fp8 else cache.cache
     for s, n in enumerate(lengths):
         slots = torch.tensor(cache.slots(s, range(n)), device="cuda")
-        cache.cache.view(-1, rank + rope)[slots] = latent[int(cu[s]):int(cu[s]) + n]
+        raw.view(-1, rank + rope)[slots] = stored[int(cu[s]):int(cu[s]) + n]
     w_kv_b = (torch.randn(heads * (nope + dv), rank, generator=g, device="cuda")
               / math.sqrt(rank)).to(torch.bfloat16)
     w = w_kv_b.float().view(heads, nope + dv, rank)
@@ -340,14 +357,14 @@ def test_absorbed_equals_decompressed(family, heads, rows, tmp_path):
                        device="cuda")
     model.latent_attention(layer, q_abs, latent_cache=cache.cache,
                            block_tables=cache.tables, seq_lens=seq_lens,
-                           query_start_loc=starts, out=o_lat)
+                           query_start_loc=starts, cache_scale=cache_scale, out=o_lat)
     absorbed = torch.einsum("thr,hvr->thv", o_lat.float(), w[:, nope:])
 
     # decompressed: gather the cached rows, up-project, varlen chunk
     rows_out = torch.full((total, rank + rope), float("nan"), dtype=torch.bfloat16,
                           device="cuda")
     model.latent_gather(layer, latent_cache=cache.cache, block_tables=cache.tables,
-                        cu_seqlens=cu, out=rows_out)
+                        cu_seqlens=cu, cache_scale=cache_scale, out=rows_out)
     assert torch.equal(rows_out, latent), "latent_gather did not return the cached rows"
     kv = (rows_out[:, :rank] @ w_kv_b.t()).view(total, heads, nope + dv)
     k = torch.cat([kv[..., :nope], rows_out[:, None, rank:].expand(total, heads, rope)], -1)

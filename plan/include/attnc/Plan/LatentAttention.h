@@ -17,6 +17,8 @@
 //  - the split merge's flag (16 bytes) and the tile's sequence (16 bytes).
 // After the key loop the Q area holds the split merge's weights and sums
 // (max_kv_splits x 64 floats each) and the rows' output scales (64 floats).
+// An fp8 e4m3 cache uses the same map: a tile's fp8 bytes (half the 16-bit
+// tile's) land inside its K tile and are widened there in place.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_PLAN_LATENTATTENTION_H
