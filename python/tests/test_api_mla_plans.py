@@ -578,7 +578,11 @@ def test_mla_preprocess_plan_launch(pre_models, launches, fp8, tokens):
         want["cache_scale"] = scale.ptr
     assert got == want
     assert q_rope.ptr == q.ptr + 128 * 2 and q_rope_out.ptr == q_abs.ptr + R * 2
-    assert ran["launched"] == 1 and ran["grid"] == [-(-tokens // 2), 1, 1]
+    # tokens_per_block x token_steps tokens a block (the schedule's, in the ABI)
+    rule = plan._kplan.abi["grid"][0]
+    assert rule["value"] == "num_tokens"
+    blocks = -(-tokens * rule.get("multiplier", 1) // rule.get("divisor", 1))
+    assert ran["launched"] == 1 and ran["grid"] == [blocks, 1, 1]
 
 
 @pytest.mark.parametrize("what,argument,rule_part", [
