@@ -504,7 +504,9 @@ class PreStep:
         return self.kv_a, self.q_rope, self.slot_mapping, self.positions
 
     def copy_into(self, other):
-        for name in ("kv_base", "q", "slot_mapping", "positions"):
+        # (the norm weight too: the plan holds other's weight tensor, and
+        # this step's reference was computed with this step's weight)
+        for name in ("kv_base", "q", "slot_mapping", "positions", "weight"):
             getattr(other, name).copy_(getattr(self, name))
 
     def results(self):
@@ -618,7 +620,8 @@ class DecodeStep:
 
     def copy_into(self, other):
         for name in ("cache", "block_tables", "slot_mapping", "positions", "seq_lens",
-                     "query_start_loc", "kv_a", "q_pe", "q_abs", "latent_out", "out"):
+                     "query_start_loc", "kv_a", "q_pe", "q_abs", "latent_out", "out",
+                     "weight"):  # (the plan holds other's weight tensor)
             getattr(other, name).copy_(getattr(self, name))
 
 
