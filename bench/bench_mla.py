@@ -44,6 +44,7 @@ import attnc
 
 DEV = "cuda"
 R, P, PAGE = 512, 64, 64
+D = R + P  # the row width at R 512 (diagnostic scripts use it)
 SCALE = 0.1352
 LAYER = "mla"
 
