@@ -79,20 +79,14 @@
 //    threads) over 100.
 //  - the memory-level knobs (#attn.mla_preprocess_schedule says what each
 //    does), the kMla* constants below, one place, so that a measurement of
-//    bench/sweep_mla_preprocess.py changes one line: token_steps 2 with
-//    stage_in_shared. The kernel is a pure stream, and at 72 registers a
-//    thread the SM holds 3 tokens of 128 heads (52 KB of row loads) or 14
-//    of 16 heads (45 KB), in flight only until their math starts: below
-//    what 4.2 TB/s needs with loaded latencies (the 2026-12-03 run:
-//    1.25-1.58x the byte floor). Copied into shared memory (cp.async),
-//    loads hold no registers: every block has both its steps' rows in
-//    flight at once (103 KB a SM at 128 heads, 90 KB at 16), the second
-//    token's landing while the first one's math and stores run, at the
-//    same 72 registers (ptxas: no spills, fp8 cache included). Two steps,
-//    not more: T 16384 stays 20 waves of blocks at 128 heads (a small
-//    tail), and T 1..64 a block's two tokens load together (one memory
-//    round trip). l2_prefetch and streaming_stores stay off until
-//    measured.
+//    bench/sweep_mla_preprocess.py changes one line: all off. Measured on
+//    the H200 (2026-12-03, bench/results/README.md; CUDA-graph replays,
+//    back-to-back launches against a torch copy of the same bytes): at
+//    T 16384 this register path is the fastest of 29 variants at both
+//    head counts (128 heads, engine views: 0.85x the copy; 16 heads:
+//    0.83x), ahead of token_steps 2 with stage_in_shared (0.96x, 0.89x),
+//    whose shared-memory staging costs more than its extra loads in flight
+//    win; the knobs stay for schedules written by hand.
 //    An op that already has a schedule keeps it (attn-prepare-emission
 //    checks it against the op).
 //
@@ -364,10 +358,10 @@ constexpr int64_t kMlaWarpsPerBlock = 4;
 constexpr int64_t kMlaRegistersPerThread = 72;
 /// The memory-level knobs (the reasons are in the file header;
 /// bench/sweep_mla_preprocess.py measures the alternatives).
-constexpr int64_t kMlaTokenSteps = 2;
+constexpr int64_t kMlaTokenSteps = 1;
 constexpr bool kMlaL2Prefetch = false;
 constexpr bool kMlaStreamingStores = false;
-constexpr bool kMlaStageInShared = true;
+constexpr bool kMlaStageInShared = false;
 constexpr int64_t kRegistersPerSm = 65536;
 
 FailureOr<MlaPreprocessScheduleAttr> chooseMlaPreprocess(MlaPreprocessOp op) {

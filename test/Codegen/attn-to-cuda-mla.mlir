@@ -16,7 +16,7 @@
 // CHECK-NEXT: //   norm: rms eps=9.9999999999999995e-07
 // CHECK-NEXT: //   rope: gptj (de-interleaved: halves out) theta=10000.0 scaling=none
 // CHECK-NEXT: //   activation bf16, latent cache fp8_e4m3 (block_size 64)
-// CHECK-NEXT: // schedule: vector_width=8 warps_per_token=1 tokens_per_block=2 threads_per_block=128 min_blocks_per_sm=7 token_steps=2 stage_in_shared
+// CHECK-NEXT: // schedule: vector_width=8 warps_per_token=1 tokens_per_block=2 threads_per_block=128 min_blocks_per_sm=7
 // CHECK: #include "attnc_mla_preprocess.cuh"
 // CHECK: __constant__ double rope_inv_freq[32] = {
 // CHECK: struct Config : attnc::mla_preprocess::Defaults {
@@ -37,10 +37,10 @@
 // CHECK-NEXT: static constexpr int tokens_per_block = 2;
 // CHECK-NEXT: static constexpr int threads_per_block = 128;
 // CHECK-NEXT: static constexpr int min_blocks_per_sm = 7;
-// CHECK-NEXT: static constexpr int token_steps = 2;
+// CHECK-NEXT: static constexpr int token_steps = 1;
 // CHECK-NEXT: static constexpr bool l2_prefetch = false;
 // CHECK-NEXT: static constexpr bool streaming_stores = false;
-// CHECK-NEXT: static constexpr bool stage_in_shared = true;
+// CHECK-NEXT: static constexpr bool stage_in_shared = false;
 // CHECK: __launch_bounds__(Config::threads_per_block, Config::min_blocks_per_sm)
 // CHECK-NEXT: deepseek__mla_preprocess(const Config::act_t *kv_a,
 // CHECK-NEXT: const Config::act_t *q_rope,
@@ -72,7 +72,7 @@
 // CHECK-NEXT: {
 // CHECK-NEXT: "value": "num_tokens",
 // CHECK-NEXT: "multiplier": 1,
-// CHECK-NEXT: "divisor": 4
+// CHECK-NEXT: "divisor": 2
 // ABSENT-LABEL: kernel deepseek__mla_preprocess (mla_preprocess)
 // ABSENT-NOT: latent_scale
 // ABSENT-LABEL: abi deepseek__mla_preprocess

@@ -7,13 +7,11 @@
 //    rope_head_dim / 2 = 32.
 //  - query units per token: H x 32 / 8 = 4H; query warps ceil(4H / 64),
 //    1..8; tokens per block max(1, 4 / (warps + 1)); threads 32 x (warps +
-//    1) x tokens; min blocks per SM max(1, 65536 / (72 x threads)); the
-//    memory-level knobs the kMla* constants: token_steps 2, rows staged in
-//    shared memory.
+//    1) x tokens; min blocks per SM max(1, 65536 / (72 x threads)).
 // 128 heads: 512 units, 8 query warps + the latent warp, one token, 288
 // threads, 65536 / 20736 = 3 blocks.
 // CHECK-LABEL: func.func @deepseek_v3
-// CHECK: schedule = #attn.mla_preprocess_schedule<vector_width = 8, warps_per_token = 8, tokens_per_block = 1, threads_per_block = 288, min_blocks_per_sm = 3, token_steps = 2, stage_in_shared = true>
+// CHECK: schedule = #attn.mla_preprocess_schedule<vector_width = 8, warps_per_token = 8, tokens_per_block = 1, threads_per_block = 288, min_blocks_per_sm = 3>
 func.func @deepseek_v3(%kv_a: tensor<?x576xbf16>, %q_pe: tensor<?x128x64xbf16>,
     %slots: tensor<?xi64>, %pos: tensor<?xi64>, %w: tensor<512xbf16>,
     %cache: tensor<?x64x576xbf16>)
@@ -32,7 +30,7 @@ func.func @deepseek_v3(%kv_a: tensor<?x576xbf16>, %q_pe: tensor<?x128x64xbf16>,
 // 16 heads (DeepSeek at TP 8): 64 units, one query warp + the latent warp,
 // two tokens a block (4 / 2), 128 threads, 65536 / 9216 = 7 blocks per SM.
 // CHECK-LABEL: func.func @tp8
-// CHECK: schedule = #attn.mla_preprocess_schedule<vector_width = 8, warps_per_token = 1, tokens_per_block = 2, threads_per_block = 128, min_blocks_per_sm = 7, token_steps = 2, stage_in_shared = true>
+// CHECK: schedule = #attn.mla_preprocess_schedule<vector_width = 8, warps_per_token = 1, tokens_per_block = 2, threads_per_block = 128, min_blocks_per_sm = 7>
 func.func @tp8(%kv_a: tensor<?x576xbf16>, %q_pe: tensor<?x16x64xbf16>,
     %slots: tensor<?xi64>, %pos: tensor<?xi64>, %w: tensor<512xbf16>,
     %cache: tensor<?x64x576xf8E4M3FN>, %s: tensor<f32>)
@@ -51,7 +49,7 @@ func.func @tp8(%kv_a: tensor<?x576xbf16>, %q_pe: tensor<?x16x64xbf16>,
 // width is the largest power of two dividing gcd(20, 6) = 2; 3 heads of 3
 // units = 9 units, one query warp, two tokens a block.
 // CHECK-LABEL: func.func @odd
-// CHECK: schedule = #attn.mla_preprocess_schedule<vector_width = 2, warps_per_token = 1, tokens_per_block = 2, threads_per_block = 128, min_blocks_per_sm = 7, token_steps = 2, stage_in_shared = true>
+// CHECK: schedule = #attn.mla_preprocess_schedule<vector_width = 2, warps_per_token = 1, tokens_per_block = 2, threads_per_block = 128, min_blocks_per_sm = 7>
 func.func @odd(%kv_a: tensor<?x32xf16>, %q_pe: tensor<?x3x12xf16>,
     %slots: tensor<?xi32>, %pos: tensor<?xi32>, %w: tensor<20xf16>,
     %cache: tensor<?x16x32xf16>)
