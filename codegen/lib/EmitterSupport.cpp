@@ -125,6 +125,16 @@ EmittedParam scalarArg(StringRef name, ParamKind kind) {
   return EmittedParam{scalarParam(name, kind), type, /*writes=*/false};
 }
 
+EmittedParam tensorMapParam(StringRef name, StringRef tensor,
+                            std::vector<int64_t> box, int64_t swizzle) {
+  EmittedParam param;
+  param.abi.name = name.str();
+  param.abi.kind = ParamKind::TensorMap;
+  param.abi.tensor_map = runtime::TensorMapSpec{tensor.str(), std::move(box), swizzle};
+  param.cudaType = "attnc::TensorMap";
+  return param;
+}
+
 EmittedParam presentIf(bool present, EmittedParam param) {
   param.present = present;
   return param;
@@ -168,15 +178,20 @@ std::vector<EmittedParam> cacheViewParams(EmittedParam kCache,
 }
 
 std::string cudaDeclaration(const EmittedParam &param) {
+  if (param.abi.kind == ParamKind::TensorMap)
+    return "const __grid_constant__ " + param.cudaType + " " + param.abi.name;
   if (param.abi.kind != ParamKind::Pointer)
     return param.cudaType + " " + param.abi.name;
   return (param.writes ? "" : "const ") + param.cudaType +
          (param.restrict ? " *__restrict__ " : " *") + param.abi.name;
 }
 
-/// The parameter's name where the kernel has it, else nullptr.
-static StringRef forwardedName(const EmittedParam &param) {
-  return param.present ? StringRef(param.abi.name) : StringRef("nullptr");
+/// The parameter's name where the kernel has it (a tensor map's address:
+/// the template takes it by pointer), else nullptr.
+static std::string forwardedName(const EmittedParam &param) {
+  if (!param.present)
+    return "nullptr";
+  return (param.abi.kind == ParamKind::TensorMap ? "&" : "") + param.abi.name;
 }
 
 void printSignature(llvm::raw_ostream &os, StringRef name,

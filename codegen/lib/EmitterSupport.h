@@ -65,6 +65,12 @@ EmittedParam outputParam(mlir::StringRef name, runtime::ElementType dtype,
                          std::vector<runtime::ShapeDim> shape,
                          mlir::StringRef cudaType);
 EmittedParam scalarArg(mlir::StringRef name, runtime::ParamKind kind);
+/// A CUtensorMap of the pointer parameter `tensor` that the runtime encodes
+/// at launch (KernelAbi.h's tensor_map): boxes of `box` (outermost first),
+/// `swizzle` bytes. Declared `const __grid_constant__ attnc::TensorMap`,
+/// forwarded by address.
+EmittedParam tensorMapParam(mlir::StringRef name, mlir::StringRef tensor,
+                            std::vector<int64_t> box, int64_t swizzle);
 /// `param`, marked absent unless `present`.
 EmittedParam presentIf(bool present, EmittedParam param);
 /// `param`, printed without `__restrict__` (it may alias another one).

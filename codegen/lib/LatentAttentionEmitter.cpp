@@ -12,6 +12,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace attnc::attn;
 using namespace attnc::plan;
@@ -49,9 +51,14 @@ std::vector<EmittedParam> latentParams(LatentAttentionOp op,
   cache.abi.strides = {ShapeDim::named("latent_cache_block_stride"),
                        ShapeDim::named("latent_cache_token_stride"),
                        ShapeDim::constant(1)};
+  // K tiles come in by the tensor memory accelerator: boxes of one page's
+  // rows (at most the 64 keys of a tile) x 64 values, 128-byte swizzled.
+  int64_t boxRows = std::min<int64_t>(emission.getBlockSize(), kLatentBlockN);
   std::vector<EmittedParam> params = {
       inputParam("query", activation, abiShape(op.getQuery(), {"num_tokens"}), act),
       std::move(cache),
+      presentIf(!fp8, tensorMapParam("latent_cache_map", "latent_cache",
+                                     {1, boxRows, 64}, 128)),
       scalarArg("latent_cache_block_stride", ParamKind::I64),
       scalarArg("latent_cache_token_stride", ParamKind::I64),
       inputParam("block_tables", ElementType::I32,
@@ -145,6 +152,7 @@ FailureOr<EmittedKernel> emitLatentAttention(func::FuncOp function,
       {"kLOffset", map.lOffset},
       {"kSplitFlagOffset", map.splitFlagOffset},
       {"kOwnerOffset", map.ownerOffset},
+      {"kBarOffset", map.barOffset},
       {"kMergeLOffset", map.mergeLOffset},
       {"kMergeInvOffset", map.mergeInvOffset},
       {"kSharedBytes", map.totalBytes}};
@@ -167,6 +175,9 @@ FailureOr<EmittedKernel> emitLatentAttention(func::FuncOp function,
                                        schedule.getBlockM(), "num_seqs"),
               GridDimRule::fixed(1),
               GridDimRule::ceilDiv("num_kv_splits", 1, 1)};
+  // The tensor map's outer dim (the cache's blocks) is no kernel parameter.
+  if (emission.getCache() != "fp8_e4m3")
+    abi.launch_scalars = {"num_blocks"};
   abi.hints = {{"target_ctas", limits.targetCtas},
                {"max_kv_splits", limits.maxKvSplits}};
   abi.dynamic_shared_memory_bytes = static_cast<uint32_t>(map.totalBytes);

@@ -225,7 +225,10 @@ class KernelPlan:
         self.params: List[Mapping[str, Any]] = list(abi["params"])
         self.param_names = [p["name"] for p in self.params]
         self.pointer_params = [p for p in self.params if p.get("kind") == "pointer"]
-        self.scalar_params = [p for p in self.params if p.get("kind") != "pointer"]
+        # Tensor maps are encoded by the runtime at launch (KernelAbi.h):
+        # the package passes nothing for them.
+        self.scalar_params = [p for p in self.params
+                              if p.get("kind") not in ("pointer", "tensor_map")]
         self.launch_scalars: List[str] = list(abi.get("launch_scalars") or [])
         self.features = dict(features)
         self.outputs = [o for o in outputs if o in self.param_names]
@@ -664,6 +667,9 @@ def launch(lib: Library, kernel_handle: int, plan: KernelPlan,
     pointers = (ctypes.c_void_p * len(plan.params))()
     for i, param in enumerate(plan.params):
         name = param["name"]
+        if param.get("kind") == "tensor_map":
+            pointers[i] = None  # the runtime encodes it from the tensor it maps
+            continue
         if param.get("kind") == "pointer":
             value = ctypes.c_void_p(args[name].ptr)
         elif param.get("kind") == "i32":

@@ -338,6 +338,55 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+// ---- mbarriers and the tensor memory accelerator (sm_90) ---------------------
+// A shared-memory mbarrier's phase completes once its arrivals (the count
+// given at init) have happened and the bytes it expects have landed; bulk
+// tensor copies (TMA) complete bytes on one. Consumers wait for a phase by
+// its parity.
+
+/// A CUtensorMap (cuda.h's CUtensorMap_st, which NVRTC does not see): 128
+/// opaque bytes the runtime encodes (a `tensor_map` ABI parameter), passed
+/// as a `const __grid_constant__` kernel parameter and used by address.
+struct __align__(64) TensorMap {
+  unsigned long long opaque[16];
+};
+
+/// Initialises the mbarrier at `bar` (8-byte aligned shared memory) for
+/// `count` arrivals a phase; a __syncthreads makes it visible before use.
+template <int Unused = 0> __device__ __forceinline__ void mbarrier_init(void *bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)), "r"(count) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+/// One arrival on `bar` that also expects `bytes` more to land in this phase.
+template <int Unused = 0> __device__ __forceinline__ void mbarrier_arrive_expect_tx(void *bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(bar)), "r"(bytes)
+               : "memory");
+}
+/// Waits until the phase of `bar` with parity `parity` has completed. The
+/// phase before the current one counts as completed (parity = the current
+/// phase's complement returns at once): that is how a wait for a copy that
+/// was never issued passes.
+template <int Unused = 0> __device__ __forceinline__ void mbarrier_wait(void *bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred done;\n"
+      "wait_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_%=;\n}\n" ::"r"(shared_address(bar)),
+      "r"(parity)
+      : "memory");
+}
+/// A 3-D box of `map` at coordinates (c0 innermost, c1, c2) into shared
+/// memory at `dst` (in the map's swizzle; 128-byte aligned, 1024 for the
+/// 128-byte swizzle), its bytes completing on `bar`.
+template <int Unused = 0>
+__device__ __forceinline__ void tma_load_3d(void *dst, const TensorMap *map, void *bar, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(shared_address(bar)), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+
 // ---- paged cache views ------------------------------------------------------
 /// Element strides of one paged cache view [num_blocks, block_size, heads,
 /// head_dim] whose head dim is contiguous. Engines hand views of their own

@@ -12,8 +12,13 @@
 // step of 128 heads is two CTAs, of 16 heads a quarter of one, MTP rows
 // fill the rest) and one split's run of 64-key tiles of that sequence:
 //  - Q [64 x 576] stays in shared memory; K tiles [64 keys x 576] are
-//    double-buffered there (cp.async through the block table, 16 bytes per
-//    copy), all in 128-byte swizzled rows (9 [5] column blocks of 64 values).
+//    double-buffered there, all in 128-byte swizzled rows (9 [5] column
+//    blocks of 64 values). With a 16-bit cache one thread per warpgroup
+//    loads K tiles with the tensor memory accelerator (a tensor map over
+//    the cache, one box per page and column block), each column block
+//    completing on its own mbarrier, so S = Q K^T takes the blocks as they
+//    land and the math warps issue no copies; an fp8 cache comes by
+//    cp.async and is widened in place (below).
 //  - Seesaw schedule (FlashMLA's idea): tiles go in pairs; warpgroup w
 //    computes S = Q K^T of tile 2j + w (36 [20] wgmma m64n64k16, K buffer w)
 //    and its online softmax, warpgroup 1 continuing from warpgroup 0's row
@@ -191,6 +196,7 @@ template <class C> struct LatentAttention {
                 "R a multiple of 128 up to 512 (wgmma n = R / 2 per warpgroup), R + P a multiple of 64");
   static_assert(kBlockM == 64 && kBlockN == 64 && kThreads == 256, "64 x 64 tiles, two warpgroups");
   static_assert(sizeof(cache_t) == (C::kFp8 ? 1 : sizeof(act_t)), "a cache of the activation type or fp8 e4m3");
+  static_assert(C::kBarOffset % 8 == 0, "mbarriers are 8-byte aligned");
   static_assert(C::kQOffset % 1024 == 0 && C::kKOffset % 1024 == 0 && C::kKBytes % 1024 == 0 &&
                     C::kPOffset % 1024 == 0 && C::kKBytes == kTileBytes,
                 "swizzle atoms stay aligned");
@@ -204,7 +210,15 @@ template <class C> struct LatentAttention {
       for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(r[i][e])::"memory");
   }
 
+  // A K tile's keys come as boxes of kBoxRows rows of one page (TMA).
+  enum : int {
+    kBoxRows = C::kBlockSize < kBlockN ? C::kBlockSize : kBlockN,
+    kBoxes = kBlockN / kBoxRows,  // per column block
+  };
+  static_assert(kBlockN % kBoxRows == 0 && C::kBlockSize % kBoxRows == 0, "pages tile the keys");
+
   struct Args {
+    const attnc::TensorMap *cache_map;  // 16-bit caches: the K tiles' tensor map
     const act_t *query;
     const cache_t *cache;
     long long block_stride, token_stride;
@@ -224,41 +238,60 @@ template <class C> struct LatentAttention {
       return kv_len;
   }
 
-  /// Issues this warpgroup's copies of K tile `tile` (64 keys from key
-  /// tile * 64) into `dst`: thread u (of 128) copies 16-byte chunk u % 8 of
-  /// every column block of keys u / 8 + 16 p, p = 0..3, so 8 consecutive
-  /// threads read 128 contiguous bytes. Keys at or past kv_end are
-  /// zero-filled and read nothing.
-  /// kPart 0: every column block; 1: blocks [0, kHalfBlocks) and
-  /// [2 kHalfBlocks, ..) (warpgroup 0's V half and the rope part; 0..3 and
-  /// 8.. at R 512); 2: blocks [kHalfBlocks, 2 kHalfBlocks) (warpgroup 1's V
-  /// half).
-  /// (An fp8 cache: load_tile_fp8, then widen_tile once the copies landed.)
+  /// The pages of K tile `tile` that hold keys below kv_end (box p: keys
+  /// tile * 64 + p * kBoxRows ..), as block ids and rows in the block;
+  /// -1 for a box past kv_end (not loaded: its table entry may be anything).
+  struct TilePages {
+    int block[kBoxes];
+    int row[kBoxes];
+  };
+  static __device__ __forceinline__ TilePages tile_pages(const int *table, int tile, int kv_end) {
+    TilePages pages;
+#pragma unroll
+    for (int p = 0; p < kBoxes; ++p) {
+      const int key = tile * kBlockN + p * kBoxRows;
+      pages.block[p] = key < kv_end ? __ldg(table + key / C::kBlockSize) : -1;
+      pages.row[p] = key % C::kBlockSize;
+    }
+    return pages;
+  }
+  /// Issues the boxes of a 16-bit K tile into `dst` (one thread): column
+  /// block b of every loaded page, completing on bars[b] (one arrival a
+  /// phase, with the bytes it expects). kPart 0: every column block; 1:
+  /// blocks [0, kHalfBlocks) and [2 kHalfBlocks, ..) (warpgroup 0's V half
+  /// and the rope part; 0..3 and 8.. at R 512); 2: blocks [kHalfBlocks,
+  /// 2 kHalfBlocks) (warpgroup 1's V half).
   template <int kPart = 0>
-  static __device__ __forceinline__ void load_tile(const Args &a, const int *table, int tile, int kv_end,
-                                                   unsigned char *dst) {
-    if constexpr (C::kFp8) {
-      load_tile_fp8<kPart>(a, table, tile, kv_end, dst);
-      return;
+  static __device__ __forceinline__ void load_tile_tma(const Args &a, const TilePages &pages, unsigned char *dst,
+                                                       unsigned long long *bars) {
+    int boxes = 0;
+#pragma unroll
+    for (int p = 0; p < kBoxes; ++p) boxes += pages.block[p] >= 0;
+#pragma unroll
+    for (int b = 0; b < kColBlocks; ++b)
+      if (kPart == 0 || (kPart == 1) == (b < kHalfBlocks || b >= 2 * kHalfBlocks)) {
+        attnc::mbarrier_arrive_expect_tx(bars + b, boxes * kBoxRows * 128);
+#pragma unroll
+        for (int p = 0; p < kBoxes; ++p)
+          if (pages.block[p] >= 0)
+            attnc::tma_load_3d(dst + b * kBlockN * 128 + p * kBoxRows * 128, a.cache_map, bars + b, b * 64,
+                               pages.row[p], pages.block[p]);
+      }
+  }
+  /// Zeroes the V rows of a 16-bit K tile at or past key kv_end (the cache
+  /// there holds anything, NaN included, and P V would carry it: 0 * NaN),
+  /// then makes the warpgroup's writes visible to its and the other's
+  /// wgmma. Called by the warpgroup that computed the tile's S, after its
+  /// waits. (The fp8 copies zero-fill those keys themselves.)
+  static __device__ __forceinline__ void zero_tail(unsigned char *buf, int first_key, int kv_end, int wg) {
+    const int from = kv_end - first_key;
+    const int rows = kBlockN - from, u = threadIdx.x % 128;
+    for (int e = u; e < rows * (kLatent / 64) * 8; e += 128) {
+      const int chunk = e % 8, r = from + (e / 8) % rows, b = e / 8 / rows;
+      *reinterpret_cast<uint4 *>(buf + attnc::sw128_offset<kBlockN>(r, b * 8 + chunk)) = make_uint4(0, 0, 0, 0);
     }
-    const int u = threadIdx.x % 128, c = u % 8, key0 = u / 8;
-    const cache_t *src[4];
-    bool valid[4];
-#pragma unroll
-    for (int p = 0; p < 4; ++p) {
-      const int key = tile * kBlockN + key0 + 16 * p;
-      valid[p] = key < kv_end;
-      const int k = valid[p] ? key : 0;
-      const int block = __ldg(table + k / C::kBlockSize);
-      src[p] = a.cache + (long long)block * a.block_stride + (long long)(k % C::kBlockSize) * a.token_stride;
-    }
-#pragma unroll
-    for (int p = 0; p < 4; ++p)
-#pragma unroll
-      for (int b = 0; b < kColBlocks; ++b)
-        if (kPart == 0 || (kPart == 1) == (b < kHalfBlocks || b >= 2 * kHalfBlocks))
-          attnc::cp_async_16(dst + attnc::sw128_offset<kBlockN>(key0 + 16 * p, b * 8 + c), src[p] + b * 64 + c * 8,
-                             valid[p]);
+    attnc::fence_proxy_async();
+    bar_sync(kBarK0 + wg, 128);
   }
 
   /// load_tile of an fp8 cache (half the bytes): thread u (of 128) copies
@@ -336,8 +369,8 @@ template <class C> struct LatentAttention {
   // other one waits (256 threads), or one warpgroup waits for itself (128).
   static constexpr int kBarP0 = 1;      // warpgroup 0's P and row max are in shared memory
   static constexpr int kBarP1 = 2;      // warpgroup 1's P and row max are in shared memory
-  static constexpr int kBarK0 = 3;      // warpgroup 0's K tile landed (its own copies)
-  static constexpr int kBarK1 = 4;      // warpgroup 1's K tile landed (its own copies)
+  static constexpr int kBarK0 = 3;      // warpgroup 0 alone: its fp8 K copies landed, or zero_tail
+  static constexpr int kBarK1 = 4;      // warpgroup 1 alone: likewise
   static constexpr int kBarKFree1 = 5;  // warpgroup 0 is done reading K buffer 1
   static __device__ __forceinline__ void bar_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
@@ -491,6 +524,15 @@ template <class C> struct LatentAttention {
       row_end[i] = r < rows ? row_key_end(first_pos + (row0 + r) / kHeads, kv_len) : kv_len;
     }
 
+    // The 16-bit K buffers' mbarriers: kbar[w * kColBlocks + b] is column
+    // block b of buffer w, whose load k (tiles w, w + 2, ...) completes
+    // phase k.
+    unsigned long long *kbar = reinterpret_cast<unsigned long long *>(smem + C::kBarOffset);
+    if constexpr (!C::kFp8) {
+      if (tid < 2 * kColBlocks) attnc::mbarrier_init(kbar + tid, 1);
+      __syncthreads();
+    }
+    const bool loader = tid % 128 == 0;  // each warpgroup's TMA thread
     // Q (rows past `rows` zero-filled) by all threads, K tile w by
     // warpgroup w into buffer w.
     {
@@ -505,9 +547,15 @@ template <class C> struct LatentAttention {
           attnc::cp_async_16(q_s + attnc::sw128_offset<kBlockM>(r, b * 8 + c), src + b * 64 + c * 8, valid);
       }
     }
-    if (wg < my_tiles)
-      load_tile(a, table, my_first + wg, tile_end, k_s + wg * C::kKBytes);
+    if constexpr (C::kFp8) {
+      if (wg < my_tiles)
+        load_tile_fp8<0>(a, table, my_first + wg, tile_end, k_s + wg * C::kKBytes);
+    }
     attnc::cp_async_commit();
+    if constexpr (!C::kFp8) {
+      if (loader && wg < my_tiles)
+        load_tile_tma(a, tile_pages(table, my_first + wg, tile_end), k_s + wg * C::kKBytes, kbar + wg * kColBlocks);
+    }
     attnc::cp_async_wait<0>();
     if constexpr (C::kFp8) {
       if (wg == 1 && 1 < my_tiles)  // (warpgroup 0 widens its tiles in the loop)
@@ -547,40 +595,50 @@ template <class C> struct LatentAttention {
       const bool has1 = 2 * j + 1 < my_tiles;
       if (wg == 0) {
         const int tile_key = (my_first + 2 * j) * kBlockN;
-        // K tile 2j came in two copy groups (load_tile<1>, then <2>: column
-        // blocks 0..3 and 8.., then 4..7 at R 512): S starts on the first
-        // while the second lands. (No
-        // branch around these waits: ptxas fences the wgmma chain there.)
-        attnc::cp_async_wait<1>();
-        if constexpr (C::kFp8)
+        TilePages next{};  // (16-bit cache) tile 2j + 2's block ids, looked up early
+        if constexpr (!C::kFp8) {
+          if (loader && 2 * j + 2 < my_tiles) next = tile_pages(table, my_first + 2 * j + 2, tile_end);
+        }
+        // K tile 2j came in two parts (load <1>, then <2>: column blocks
+        // 0..3 and 8.., then 4..7 at R 512): S starts on the first while the
+        // second lands. 16-bit: S takes each column block as it lands
+        // (mbarrier j of buffer 0); fp8: each part once copied and widened.
+        // (No branch around these waits: ptxas fences the wgmma chain there.)
+        if constexpr (C::kFp8) {
+          attnc::cp_async_wait<1>();
           widen_tile<1>(k_s);
-        attnc::fence_proxy_async();
-        bar_sync(kBarK0, 128);
+          attnc::fence_proxy_async();
+          bar_sync(kBarK0, 128);
+        }
         attnc::wgmma_fence();
 #pragma unroll
-        for (int b = 0; b < kColBlocks; ++b)
-          if (b < kHalfBlocks || b >= 2 * kHalfBlocks) {
-#pragma unroll
-            for (int ks = 0; ks < 4; ++ks)
-              MlaWgmma<act_t>::scores(s, q_desc + ((b * kBlockM * 128 + ks * 32) >> 4),
-                                      k_desc + ((b * kBlockN * 128 + ks * 32) >> 4), b + ks > 0);
+        for (int i = 0; i < kColBlocks; ++i) {
+          const int b = i < kHalfBlocks ? i
+                        : i < kColBlocks - kHalfBlocks ? i + kHalfBlocks
+                                                       : i - (kColBlocks - 2 * kHalfBlocks);
+          if constexpr (C::kFp8) {
+            if (i == kColBlocks - kHalfBlocks) {  // the second part
+              attnc::cp_async_wait<0>();
+              widen_tile<2>(k_s);
+              attnc::fence_proxy_async();
+              bar_sync(kBarK0, 128);
+            }
+          } else {
+            attnc::mbarrier_wait(kbar + b, j & 1);
           }
-        attnc::cp_async_wait<0>();
-        if constexpr (C::kFp8)
-          widen_tile<2>(k_s);
-        attnc::fence_proxy_async();
-        bar_sync(kBarK0, 128);
-#pragma unroll
-        for (int b = kHalfBlocks; b < 2 * kHalfBlocks; ++b)
 #pragma unroll
           for (int ks = 0; ks < 4; ++ks)
             MlaWgmma<act_t>::scores(s, q_desc + ((b * kBlockM * 128 + ks * 32) >> 4),
-                                    k_desc + ((b * kBlockN * 128 + ks * 32) >> 4), 1);
+                                    k_desc + ((b * kBlockN * 128 + ks * 32) >> 4), i + ks > 0);
+        }
         attnc::wgmma_commit();
         attnc::wgmma_wait<0>();  // S (and every earlier P V)
         fence(s);
         fence(o);
         fence(p);
+        if constexpr (!C::kFp8) {
+          if (tile_key + kBlockN > tile_end) zero_tail(k_s, tile_key, tile_end, 0);
+        }
         softmax(s, tile_key, full_end, row_end, t, scale, m, l, corr, p);
         store_p(p_s, p, warp, g, t);
         if (t == 0) {
@@ -603,14 +661,22 @@ template <class C> struct LatentAttention {
           attnc::wgmma_wait<0>();
           fence(o);
           fence(p);
-          if (2 * j + 2 < my_tiles)
-            load_tile<1>(a, table, my_first + 2 * j + 2, tile_end, k_s);
-          attnc::cp_async_commit();
+          if constexpr (C::kFp8) {
+            if (2 * j + 2 < my_tiles)
+              load_tile_fp8<1>(a, table, my_first + 2 * j + 2, tile_end, k_s);
+            attnc::cp_async_commit();
+          } else if (loader && 2 * j + 2 < my_tiles) {
+            load_tile_tma<1>(a, next, k_s, kbar);
+          }
           bar_sync(kBarP1, 256);  // warpgroup 1's P (and its P V of tile 2j done)
           follow(m_s + 64, warp, g, scale, m, l, corr);
-          if (2 * j + 2 < my_tiles)
-            load_tile<2>(a, table, my_first + 2 * j + 2, tile_end, k_s);
-          attnc::cp_async_commit();
+          if constexpr (C::kFp8) {
+            if (2 * j + 2 < my_tiles)
+              load_tile_fp8<2>(a, table, my_first + 2 * j + 2, tile_end, k_s);
+            attnc::cp_async_commit();
+          } else if (loader && 2 * j + 2 < my_tiles) {
+            load_tile_tma<2>(a, next, k_s, kbar);
+          }
           rescale(o, corr);
           fence(o);
           attnc::wgmma_fence();
@@ -625,25 +691,36 @@ template <class C> struct LatentAttention {
         }
       } else {
         const int tile_key = (my_first + 2 * j + 1) * kBlockN;
-        // S of tile 2j + 1; without one (an odd count's last pair) it runs
-        // on the stale buffer and is dropped: a wgmma issued in only one
-        // path would make the compiler serialize every wgmma.
-        if (j > 0) {
-          attnc::cp_async_wait<0>();
-          if constexpr (C::kFp8) {
+        TilePages next{};  // (16-bit cache) tile 2j + 3's block ids, looked up early
+        if constexpr (!C::kFp8) {
+          if (loader && 2 * j + 3 < my_tiles) next = tile_pages(table, my_first + 2 * j + 3, tile_end);
+        }
+        // S of tile 2j + 1 (buffer 1, load j); without one (an odd count's
+        // last pair) it runs on the stale buffer and is dropped: a wgmma
+        // issued in only one path would make the compiler serialize every
+        // wgmma. 16-bit: each column block as it lands; a missing tile's
+        // waits take the completed phase before (parity flipped), which
+        // passes at once. fp8: the tile copied and widened first.
+        if constexpr (C::kFp8) {
+          if (j > 0) {
+            attnc::cp_async_wait<0>();
             if (has1)  // (the stale buffer may still be warpgroup 0's V)
               widen_tile<0>(k_s + C::kKBytes);
+            attnc::fence_proxy_async();
+            bar_sync(kBarK1, 128);  // K tile 2j + 1 landed
           }
-          attnc::fence_proxy_async();
-          bar_sync(kBarK1, 128);  // K tile 2j + 1 landed
         }
+        const unsigned parity = (j & 1) ^ (has1 ? 0u : 1u);
         attnc::wgmma_fence();
 #pragma unroll
-        for (int b = 0; b < kColBlocks; ++b)
+        for (int b = 0; b < kColBlocks; ++b) {
+          if constexpr (!C::kFp8)
+            attnc::mbarrier_wait(kbar + kColBlocks + b, parity);
 #pragma unroll
           for (int ks = 0; ks < 4; ++ks)
             MlaWgmma<act_t>::scores(s, q_desc + ((b * kBlockM * 128 + ks * 32) >> 4),
                                     k_desc + ((C::kKBytes + b * kBlockN * 128 + ks * 32) >> 4), b + ks > 0);
+        }
         attnc::wgmma_commit();
         bar_sync(kBarP0, 256);  // warpgroup 0's P of tile 2j
         follow(m_s, warp, g, scale, m, l, corr);
@@ -660,6 +737,9 @@ template <class C> struct LatentAttention {
         for (int kk = 0; kk < kBlockN / 16; ++kk)
           MlaWgmma<act_t>::values(o, p_desc + ((kk * 32) >> 4), v_other + ((kk * 16 * 128) >> 4));
         attnc::wgmma_commit();
+        if constexpr (!C::kFp8) {
+          if (has1 && tile_key + kBlockN > tile_end) zero_tail(k_s + C::kKBytes, tile_key, tile_end, 1);
+        }
         if (has1) {
           fence(s);  // (S is done; P V of tile 2j runs under this softmax)
           softmax(s, tile_key, full_end, row_end, t, scale, m, l, corr, p);
@@ -684,8 +764,12 @@ template <class C> struct LatentAttention {
             fence(o);
             fence(p);
             bar_sync(kBarKFree1, 256);  // warpgroup 0's P V of tile 2j + 1 done
-            load_tile(a, table, my_first + 2 * j + 3, tile_end, k_s + C::kKBytes);
-            attnc::cp_async_commit();
+            if constexpr (C::kFp8) {
+              load_tile_fp8<0>(a, table, my_first + 2 * j + 3, tile_end, k_s + C::kKBytes);
+              attnc::cp_async_commit();
+            } else if (loader) {
+              load_tile_tma(a, next, k_s + C::kKBytes, kbar + kColBlocks);
+            }
           }
         }
       }
@@ -840,7 +924,8 @@ template <class C> struct LatentAttention {
   }
 
   /// The kernel: finds the row tile's sequence and rows, then runs the tile.
-  static __device__ __forceinline__ void run(const act_t *query, const cache_t *cache, long long block_stride,
+  static __device__ __forceinline__ void run(const act_t *query, const cache_t *cache,
+                                             const attnc::TensorMap *cache_map, long long block_stride,
                                              long long token_stride, const int *block_tables, const int *seq_lens,
                                              const int *query_start_loc, const float *cache_scale, act_t *output,
                                              float *workspace, int num_tokens, int num_seqs, int max_blocks_per_seq,
@@ -887,6 +972,7 @@ template <class C> struct LatentAttention {
     Args a;
     a.query = query;
     a.cache = cache;
+    a.cache_map = cache_map;
     a.block_stride = block_stride;
     a.token_stride = token_stride;
     a.block_tables = block_tables;
@@ -909,13 +995,14 @@ template <class C> struct LatentAttention {
 /// the cache is fp8 (C::kFp8: rows stored divided by *cache_scale).
 template <class C>
 __device__ __forceinline__ void latent_attention(const typename C::act_t *query, const typename C::cache_t *latent_cache,
+                                                 const attnc::TensorMap *latent_cache_map,
                                                  long long latent_cache_block_stride,
                                                  long long latent_cache_token_stride, const int *block_tables,
                                                  const int *seq_lens, const int *query_start_loc,
                                                  const float *cache_scale, typename C::act_t *output,
                                                  float *workspace, int num_tokens, int num_seqs,
                                                  int max_blocks_per_seq, int num_kv_splits) {
-  LatentAttention<C>::run(query, latent_cache, latent_cache_block_stride, latent_cache_token_stride, block_tables,
+  LatentAttention<C>::run(query, latent_cache, latent_cache_map, latent_cache_block_stride, latent_cache_token_stride, block_tables,
                           seq_lens, query_start_loc, cache_scale, output, workspace, num_tokens, num_seqs,
                           max_blocks_per_seq, num_kv_splits);
 }

@@ -31,7 +31,8 @@ std::string indexed(const char *field, size_t index) {
 }
 
 constexpr ParamKind kAllKinds[] = {ParamKind::Pointer, ParamKind::I32,
-                                   ParamKind::I64, ParamKind::F32};
+                                   ParamKind::I64, ParamKind::F32,
+                                   ParamKind::TensorMap};
 constexpr ElementType kAllTypes[] = {
     ElementType::F32,     ElementType::F16,     ElementType::BF16,
     ElementType::Fp8E4M3, ElementType::Fp8E5M2, ElementType::I8,
@@ -67,6 +68,8 @@ const char *paramKindName(ParamKind kind) {
     return "i64";
   case ParamKind::F32:
     return "f32";
+  case ParamKind::TensorMap:
+    return "tensor_map";
   }
   return "unknown";
 }
@@ -103,6 +106,8 @@ size_t KernelParam::byteSize() const {
   case ParamKind::I32:
   case ParamKind::F32:
     return 4;
+  case ParamKind::TensorMap:
+    return kTensorMapBytes;
   }
   return 0;
 }
@@ -110,6 +115,8 @@ size_t KernelParam::byteSize() const {
 bool KernelParam::operator==(const KernelParam &other) const {
   if (name != other.name || kind != other.kind)
     return false;
+  if (kind == ParamKind::TensorMap)
+    return tensor_map == other.tensor_map;
   if (kind != ParamKind::Pointer)
     return true; // dtype and shape mean nothing for scalars
   return dtype == other.dtype && shape == other.shape &&
@@ -180,7 +187,101 @@ Status checkGridSymbol(const KernelAbi &abi, const std::string &symbol,
   return Status();
 }
 
+/// The rules of a tensor-map parameter (and that no other parameter has a
+/// tensor-map spec): see KernelAbi.h.
+Status checkTensorMap(const KernelAbi &abi, size_t index) {
+  const KernelParam &param = abi.params[index];
+  std::string field = indexed("params", index);
+  if (param.kind != ParamKind::TensorMap) {
+    if (param.tensor_map)
+      return invalid(field + ".tensor", "only tensor_map parameters map a tensor (this one is " +
+                                            std::string(paramKindName(param.kind)) + ")");
+    return Status();
+  }
+  if (!param.tensor_map)
+    return invalid(field + ".tensor", "required field is missing (a tensor_map names the "
+                                      "pointer parameter it maps)");
+  const TensorMapSpec &spec = *param.tensor_map;
+  int source = abi.paramIndex(spec.tensor);
+  if (source < 0 || abi.params[size_t(source)].kind != ParamKind::Pointer)
+    return invalid(field + ".tensor", "'" + spec.tensor + "' must name a pointer parameter");
+  const KernelParam &tensor = abi.params[size_t(source)];
+  if (!tensor.shape || !tensor.strides)
+    return invalid(field + ".tensor", "'" + spec.tensor +
+                                          "' must have a shape and strides (the map's dims and "
+                                          "strides are the tensor's)");
+  size_t rank = tensor.shape->size();
+  if (rank < 1 || rank > 5)
+    return invalid(field + ".tensor", "'" + spec.tensor + "' has " + std::to_string(rank) +
+                                          " dims; a tensor map has 1 to 5");
+  if (tensor.strides->back().isSymbolic() || tensor.strides->back().size != 1)
+    return invalid(field + ".tensor", "'" + spec.tensor +
+                                          "' must have an innermost stride of 1 (a tensor map's "
+                                          "innermost dim is contiguous)");
+  for (const std::vector<ShapeDim> *list : {&*tensor.shape, &*tensor.strides})
+    for (const ShapeDim &dim : *list) {
+      if (!dim.isSymbolic())
+        continue;
+      int p = abi.paramIndex(dim.symbol);
+      bool known = p >= 0 ? (abi.params[size_t(p)].kind == ParamKind::I32 ||
+                             abi.params[size_t(p)].kind == ParamKind::I64)
+                          : abi.launchScalarIndex(dim.symbol) >= 0;
+      if (!known)
+        return invalid(field + ".tensor",
+                       "'" + spec.tensor + "' has the dim or stride '" + dim.symbol +
+                           "', which is neither an i32/i64 parameter nor a launch scalar "
+                           "(the runtime encodes the map from their values at launch)");
+    }
+  if (spec.box.size() != rank)
+    return invalid(field + ".box", "has " + std::to_string(spec.box.size()) +
+                                       " entries, but '" + spec.tensor + "' has " +
+                                       std::to_string(rank) + " dims");
+  for (size_t d = 0; d < rank; ++d)
+    if (spec.box[d] < 1 || spec.box[d] > 256)
+      return invalid(indexed((field + ".box").c_str(), d),
+                     "must be in [1, 256] (got " + std::to_string(spec.box[d]) + ")");
+  if (spec.swizzle != 0 && spec.swizzle != 32 && spec.swizzle != 64 && spec.swizzle != 128)
+    return invalid(field + ".swizzle",
+                   "must be 0, 32, 64 or 128 (got " + std::to_string(spec.swizzle) + ")");
+  int64_t row = spec.box.back() * tensorMapElementBytes(tensor.dtype);
+  if (row % 16 != 0)
+    return invalid(field + ".box", "the innermost box row is " + std::to_string(row) +
+                                       " bytes; it must be a multiple of 16");
+  if (spec.swizzle != 0 && row > spec.swizzle)
+    return invalid(field + ".box", "the innermost box row is " + std::to_string(row) +
+                                       " bytes, more than the " + std::to_string(spec.swizzle) +
+                                       "-byte swizzle span");
+  for (size_t d = 0; d + 1 < rank; ++d) {
+    const ShapeDim &stride = (*tensor.strides)[d];
+    if (!stride.isSymbolic() && stride.size * tensorMapElementBytes(tensor.dtype) % 16 != 0)
+      return invalid(field + ".tensor", "'" + spec.tensor + "' has stride " +
+                                            std::to_string(stride.size) + " in dim " +
+                                            std::to_string(d) +
+                                            "; a tensor map's strides are multiples of 16 bytes");
+  }
+  return Status();
+}
+
 } // namespace
+
+int64_t tensorMapElementBytes(ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+  case ElementType::I32:
+    return 4;
+  case ElementType::I64:
+    return 8;
+  case ElementType::F16:
+  case ElementType::BF16:
+    return 2;
+  case ElementType::Fp8E4M3:
+  case ElementType::Fp8E5M2:
+  case ElementType::I8:
+  case ElementType::U8:
+    return 1;
+  }
+  return 1;
+}
 
 Status validateKernelAbi(const KernelAbi &abi) {
   using json_util::isIdentifier;
@@ -258,6 +359,18 @@ Status validateKernelAbi(const KernelAbi &abi) {
       return invalid(field, "'" + scalar +
                                 "' is already a parameter or launch scalar");
   }
+
+  size_t maps = 0;
+  for (size_t i = 0; i < abi.params.size(); ++i) {
+    if (Status s = checkTensorMap(abi, i); !s)
+      return s;
+    maps += abi.params[i].kind == ParamKind::TensorMap;
+  }
+  if (maps > kMaxTensorMaps || (maps > 0 && abi.params.size() > kMaxParamsWithTensorMaps))
+    return invalid("params", "a kernel with tensor maps takes at most " +
+                                 std::to_string(kMaxTensorMaps) + " of them and " +
+                                 std::to_string(kMaxParamsWithTensorMaps) +
+                                 " parameters in all (the launch encodes them on its stack)");
 
   uint64_t threads = 1;
   for (int d = 0; d < 3; ++d) {
@@ -348,6 +461,11 @@ ordered_json kernelAbiToJsonValue(const KernelAbi &abi) {
       if (param.writes)
         p["writes"] = true;
     }
+    if (param.tensor_map) {
+      p["tensor"] = param.tensor_map->tensor;
+      p["box"] = param.tensor_map->box;
+      p["swizzle"] = param.tensor_map->swizzle;
+    }
     params.push_back(p);
   }
   out["params"] = params;
@@ -395,7 +513,8 @@ Result<KernelParam> paramFromJson(const json &value) {
                            ")");
   if (Status s = json_util::checkKnownKeys(value, "",
                                            {"name", "kind", "dtype", "shape",
-                                            "strides", "writes"});
+                                            "strides", "writes", "tensor", "box",
+                                            "swizzle"});
       !s)
     return s;
   KernelParam param;
@@ -445,6 +564,41 @@ Result<KernelParam> paramFromJson(const json &value) {
                                "(this one is " +
                                    *kind_text + ")");
     param.writes = writes->get<bool>();
+  }
+
+  bool has_map_field = false;
+  for (const char *key : {"tensor", "box", "swizzle"})
+    has_map_field |= value.find(key) != value.end();
+  if (has_map_field && param.kind != ParamKind::TensorMap)
+    return invalid("tensor", "only tensor_map parameters have tensor, box and swizzle "
+                             "(this one is " +
+                                 *kind_text + ")");
+  if (param.kind == ParamKind::TensorMap) {
+    TensorMapSpec spec;
+    auto tensor = requiredString(value, "tensor");
+    if (!tensor)
+      return tensor.status();
+    spec.tensor = *tensor;
+    auto box = json_util::required(value, "", "box");
+    if (!box)
+      return box.status();
+    if (!(*box)->is_array())
+      return invalid("box", "must be an array of integers (got " +
+                                json_util::describe(**box) + ")");
+    for (size_t d = 0; d < (*box)->size(); ++d) {
+      auto size = json_util::readInteger((**box)[d], indexed("box", d), 1, 256);
+      if (!size)
+        return size.status();
+      spec.box.push_back(*size);
+    }
+    auto swizzle = json_util::required(value, "", "swizzle");
+    if (!swizzle)
+      return swizzle.status();
+    auto swizzle_value = json_util::readInteger(**swizzle, "swizzle", 0, 128);
+    if (!swizzle_value)
+      return swizzle_value.status();
+    spec.swizzle = *swizzle_value;
+    param.tensor_map = std::move(spec);
   }
 
   for (const char *key : {"shape", "strides"}) {
@@ -745,7 +899,7 @@ Result<LaunchGeometry> computeLaunchGeometry(const KernelAbi &abi,
   if (num_args > 0 && args == nullptr)
     return invalid("args", "null argument array for kernel '" + abi.name + "'");
   for (size_t i = 0; i < num_args; ++i)
-    if (args[i] == nullptr)
+    if (args[i] == nullptr && abi.params[i].kind != ParamKind::TensorMap)
       return invalid(indexed("args", i),
                      "null; each argument points to the value of parameter '" +
                          abi.params[i].name + "' (" +

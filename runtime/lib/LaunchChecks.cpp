@@ -145,8 +145,8 @@ LaunchChecker::LaunchChecker(const KernelAbi &abi) : abi_(&abi) {
   param_symbols_.assign(abi.params.size(), -1);
   for (size_t i = 0; i < abi.params.size(); ++i) {
     const KernelParam &param = abi.params[i];
-    if (param.kind == ParamKind::Pointer)
-      continue;
+    if (param.kind == ParamKind::Pointer || param.kind == ParamKind::TensorMap)
+      continue; // (the launch encodes tensor maps itself)
     if (param.kind == ParamKind::F32 && unsupported_.ok())
       unsupported_ = invalid(
           param.name, "kernel " + abi.name +

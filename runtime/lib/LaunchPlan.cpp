@@ -14,6 +14,7 @@ namespace {
 constexpr uint64_t kMaxGridX = (uint64_t(1) << 31) - 1;
 constexpr uint64_t kMaxGridYZ = 65535;
 using CuLaunchKernel = decltype(&::cuLaunchKernel);
+using CuTensorMapEncodeTiled = decltype(&::cuTensorMapEncodeTiled);
 
 /// Reads a grid operand; false when its argument is NULL or it is negative.
 inline bool readOperand(const GridProgram::Operand &operand,
@@ -110,22 +111,171 @@ bool GridProgram::evaluate(void *const *args, const int64_t *launch_scalars,
   return true;
 }
 
+namespace {
+/// The operand of a dim or stride symbol, as GridProgram reads its operands.
+GridProgram::Operand symbolOperand(const KernelAbi &abi, const std::string &symbol) {
+  GridProgram::Operand result;
+  int param = abi.paramIndex(symbol);
+  if (param >= 0) {
+    result.source = abi.params[size_t(param)].kind == ParamKind::I32
+                        ? GridProgram::Source::ParamI32
+                        : GridProgram::Source::ParamI64;
+    result.index = uint32_t(param);
+  } else {
+    result.source = GridProgram::Source::LaunchScalar;
+    result.index = uint32_t(abi.launchScalarIndex(symbol));
+  }
+  return result;
+}
+
+CUtensorMapDataType tensorMapDataType(ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  case ElementType::F16:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  case ElementType::BF16:
+    return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  case ElementType::I32:
+    return CU_TENSOR_MAP_DATA_TYPE_INT32;
+  case ElementType::I64:
+    return CU_TENSOR_MAP_DATA_TYPE_INT64;
+  case ElementType::Fp8E4M3:
+  case ElementType::Fp8E5M2:
+  case ElementType::I8:
+  case ElementType::U8:
+    return CU_TENSOR_MAP_DATA_TYPE_UINT8; // bytes: the kernel reads them as what they are
+  }
+  return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+}
+
+CUtensorMapSwizzle tensorMapSwizzle(int64_t bytes) {
+  switch (bytes) {
+  case 32:
+    return CU_TENSOR_MAP_SWIZZLE_32B;
+  case 64:
+    return CU_TENSOR_MAP_SWIZZLE_64B;
+  case 128:
+    return CU_TENSOR_MAP_SWIZZLE_128B;
+  default:
+    return CU_TENSOR_MAP_SWIZZLE_NONE;
+  }
+}
+} // namespace
+
+TensorMapProgram TensorMapProgram::compile(const KernelAbi &abi) {
+  TensorMapProgram program;
+  for (size_t i = 0; i < abi.params.size(); ++i) {
+    const KernelParam &param = abi.params[i];
+    if (param.kind != ParamKind::TensorMap || !param.tensor_map)
+      continue; // (validateKernelAbi guarantees the spec and its tensor)
+    const TensorMapSpec &spec = *param.tensor_map;
+    const KernelParam &tensor = abi.params[size_t(abi.paramIndex(spec.tensor))];
+    Map map;
+    map.param = uint32_t(i);
+    map.tensor = uint32_t(abi.paramIndex(spec.tensor));
+    map.rank = uint32_t(tensor.shape->size());
+    map.data_type = uint32_t(tensorMapDataType(tensor.dtype));
+    map.swizzle = uint32_t(tensorMapSwizzle(spec.swizzle));
+    map.element_bytes = uint32_t(tensorMapElementBytes(tensor.dtype));
+    for (uint32_t d = 0; d < map.rank; ++d) {
+      size_t from = map.rank - 1 - d; // innermost first
+      auto value = [&](const ShapeDim &dim) {
+        Value v;
+        if (dim.isSymbolic())
+          v.operand = symbolOperand(abi, dim.symbol);
+        else
+          v.constant = dim.size;
+        return v;
+      };
+      map.dims[d] = value((*tensor.shape)[from]);
+      map.strides[d] = value((*tensor.strides)[from]);
+      map.box[d] = uint32_t(spec.box[from]);
+    }
+    program.maps.push_back(map);
+  }
+  return program;
+}
+
+int TensorMapProgram::encode(const Map &map, void (*encode_tiled)(), void *const *args,
+                             const int64_t *launch_scalars, void *out) const noexcept {
+  cuuint64_t dims[5], strides[4];
+  cuuint32_t box[5], element_strides[5];
+  for (uint32_t d = 0; d < map.rank; ++d) {
+    uint64_t dim, stride;
+    const Value &dv = map.dims[d], &sv = map.strides[d];
+    if (dv.operand.source == GridProgram::Source::None)
+      dim = uint64_t(dv.constant);
+    else if (!readOperand(dv.operand, args, launch_scalars, dim))
+      return kBadValue;
+    if (sv.operand.source == GridProgram::Source::None)
+      stride = uint64_t(sv.constant);
+    else if (!readOperand(sv.operand, args, launch_scalars, stride))
+      return kBadValue;
+    // A map of an empty tensor is never read; the driver takes no zero dims.
+    dims[d] = dim == 0 ? 1 : dim;
+    if (d > 0) {
+      strides[d - 1] = stride * map.element_bytes;
+      if (strides[d - 1] % 16 != 0)
+        return kBadValue;
+    }
+    box[d] = map.box[d];
+    element_strides[d] = 1;
+  }
+  const void *arg = args[map.tensor];
+  if (!arg)
+    return kBadValue;
+  void *address;
+  std::memcpy(&address, arg, sizeof(address));
+  return int(reinterpret_cast<CuTensorMapEncodeTiled>(encode_tiled)(
+      static_cast<CUtensorMap *>(out), CUtensorMapDataType(map.data_type), map.rank, address,
+      dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CUtensorMapSwizzle(map.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+}
+
 LaunchPlan::LaunchPlan(const CudaDriver &driver, CUcontext context, int device,
                        CUfunction function, const KernelAbi &abi)
     : driver_(&driver), context_(context), device_(device),
       function_(function), abi_(&abi),
       cu_launch_kernel_(
           reinterpret_cast<LaunchFunction>(driver.symbols().cuLaunchKernel)),
+      cu_tensor_map_encode_tiled_(reinterpret_cast<LaunchFunction>(
+          driver.symbols().cuTensorMapEncodeTiled)),
       block_(abi.block), shared_memory_bytes_(abi.dynamic_shared_memory_bytes),
-      grid_(GridProgram::compile(abi)) {}
+      grid_(GridProgram::compile(abi)), tensor_maps_(TensorMapProgram::compile(abi)) {}
 
-int LaunchPlan::launch(const uint32_t grid[3], CUstream stream,
-                       void *const *args) const noexcept {
+namespace {
+/// Room for the tensor maps and arguments of one launch with tensor maps.
+constexpr size_t kLaunchTensorMaps = kMaxTensorMaps;
+constexpr size_t kLaunchArgs = kMaxParamsWithTensorMaps;
+static_assert(sizeof(CUtensorMap) == kTensorMapBytes, "a CUtensorMap is 128 bytes");
+} // namespace
+
+int LaunchPlan::launch(const uint32_t grid[3], CUstream stream, void *const *args,
+                       const int64_t *launch_scalars) const noexcept {
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
     return 0; // nothing to do (CUDA rejects empty grids)
+  void *const *launch_args = args;
+  void *with_maps[kLaunchArgs];
+  CUtensorMap maps[kLaunchTensorMaps];
+  if (!tensor_maps_.maps.empty()) {
+    size_t count = abi_->params.size();
+    if (count > kLaunchArgs || tensor_maps_.maps.size() > kLaunchTensorMaps)
+      return kBadTensorMap;
+    std::memcpy(with_maps, args, count * sizeof(void *));
+    for (size_t m = 0; m < tensor_maps_.maps.size(); ++m) {
+      const TensorMapProgram::Map &map = tensor_maps_.maps[m];
+      if (tensor_maps_.encode(map, cu_tensor_map_encode_tiled_, args, launch_scalars,
+                              &maps[m]) != 0)
+        return kBadTensorMap;
+      with_maps[map.param] = &maps[m];
+    }
+    launch_args = with_maps;
+  }
   return int(reinterpret_cast<CuLaunchKernel>(cu_launch_kernel_)(
       function_, grid[0], grid[1], grid[2], block_[0], block_[1], block_[2],
-      shared_memory_bytes_, stream, const_cast<void **>(args), nullptr));
+      shared_memory_bytes_, stream, const_cast<void **>(launch_args), nullptr));
 }
 
 int LaunchPlan::tryRun(CUstream stream, void *const *args,
@@ -135,11 +285,13 @@ int LaunchPlan::tryRun(CUstream stream, void *const *args,
   uint32_t grid[3];
   if (!grid_.evaluate(args, launch_scalars, grid))
     return kBadGrid;
-  return launch(grid, stream, args);
+  return launch(grid, stream, args, launch_scalars);
 }
 
 Status LaunchPlan::failure(int code, void *const *args,
                            const int64_t *launch_scalars) const {
+  if (code == kBadTensorMap)
+    return tensorMapFailure(args, launch_scalars);
   if (code != kBadGrid)
     return driver_->check(code, "cuLaunchKernel", __FILE__, __LINE__);
   if (!args && !abi_->params.empty())
@@ -164,6 +316,38 @@ Status LaunchPlan::failure(int code, void *const *args,
     return geometry.status();
   return Status(StatusCode::Internal, "grid",
                 "the grid program and the grid rule disagree");
+}
+
+Status LaunchPlan::tensorMapFailure(void *const *args,
+                                   const int64_t *launch_scalars) const {
+  if (abi_->params.size() > kLaunchArgs || tensor_maps_.maps.size() > kLaunchTensorMaps)
+    return Status(StatusCode::InvalidArgument, "params",
+                  "kernel '" + abi_->name + "' has more than " + std::to_string(kLaunchArgs) +
+                      " parameters or " + std::to_string(kLaunchTensorMaps) +
+                      " tensor maps, more than a launch with tensor maps takes");
+  for (const TensorMapProgram::Map &map : tensor_maps_.maps) {
+    CUtensorMap bytes;
+    int code = tensor_maps_.encode(map, cu_tensor_map_encode_tiled_, args, launch_scalars,
+                                   &bytes);
+    if (code == 0)
+      continue;
+    const std::string &name = abi_->params[map.param].name;
+    const std::string &tensor = abi_->params[map.tensor].name;
+    if (code == TensorMapProgram::kBadValue)
+      return Status(StatusCode::InvalidArgument, name,
+                    "cannot map '" + tensor +
+                        "': its pointer, a dim or a stride is missing or negative, or a "
+                        "stride is not a multiple of 16 bytes (the tensor memory "
+                        "accelerator's rule)");
+    Status driver = driver_->check(code, "cuTensorMapEncodeTiled", __FILE__, __LINE__);
+    return Status(StatusCode::InvalidArgument, name,
+                  "cannot map '" + tensor +
+                      "' (its address must be 16-byte aligned, its strides multiples of 16 "
+                      "bytes and below 2^40): " +
+                      driver.message());
+  }
+  return Status(StatusCode::Internal, "tensor_map",
+                "a tensor map failed to encode, and then did not");
 }
 
 Status LaunchPlan::run(CUstream stream, void *const *args,
@@ -272,7 +456,7 @@ Status KernelLauncher::launch(void *stream, void *const *args, size_t num_args,
                    num_launch_scalars == abi.launch_scalars.size() &&
                    (num_launch_scalars == 0 || launch_scalars);
   for (size_t i = 0; counts_ok && i < num_args; ++i)
-    counts_ok = args[i] != nullptr;
+    counts_ok = args[i] != nullptr || abi.params[i].kind == ParamKind::TensorMap;
   uint32_t grid[3];
   if (!counts_ok || !grid_.evaluate(args, launch_scalars, grid)) {
     auto geometry = computeLaunchGeometry(abi, args, num_args, launch_scalars,
@@ -289,7 +473,8 @@ Status KernelLauncher::launch(void *stream, void *const *args, size_t num_args,
   auto plan = planForCurrentContext(**driver);
   if (!plan)
     return plan.status();
-  if (int code = (*plan)->launch(grid, static_cast<CUstream>(stream), args))
+  if (int code = (*plan)->launch(grid, static_cast<CUstream>(stream), args,
+                                 launch_scalars))
     return (*plan)->failure(code, args, launch_scalars);
   return Status();
 }
@@ -374,7 +559,7 @@ Status KernelLauncher::launchChecked(void *stream, const TensorView *tensors,
                           std::to_string((*plan)->device()) +
                           " (make the tensors' device current first)");
   }
-  if (int code = (*plan)->launch(grid, static_cast<CUstream>(stream), args))
+  if (int code = (*plan)->launch(grid, static_cast<CUstream>(stream), args, scalars))
     return (*plan)->failure(code, args, scalars);
   return Status();
 }

@@ -44,6 +44,27 @@ struct FakeCudaState {
   bool capturing = false;
   /// Calls of cuStreamIsCapturing.
   int capture_queries = 0;
+  /// Calls of cuTensorMapEncodeTiled, and what the last one asked for.
+  int tensor_maps_encoded = 0;
+  struct TensorMapRequest {
+    int data_type = -1;
+    unsigned rank = 0;
+    void *address = nullptr;
+    unsigned long long dims[5] = {};    ///< innermost first
+    unsigned long long strides[4] = {}; ///< bytes, dims 1..rank-1
+    unsigned box[5] = {};
+    int swizzle = -1;
+  } last_tensor_map;
+  /// What cuTensorMapEncodeTiled returns (a CUresult; 0: success). On
+  /// success the fake writes the address into the map's first 8 bytes and
+  /// the rank into the next 4.
+  int tensor_map_result = 0;
+  /// When >= 0: cuLaunchKernel copies the 128 bytes its params[this] points
+  /// at into launched_tensor_map (the runtime's tensor map lives on its
+  /// stack only during the launch) and whether it was 64-byte aligned.
+  int tensor_map_param = -1;
+  unsigned char launched_tensor_map[128] = {};
+  bool launched_tensor_map_aligned = false;
 };
 
 /// The fake hands out this many distinct modules (the n-th load gets module

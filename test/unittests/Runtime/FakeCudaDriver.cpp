@@ -191,6 +191,38 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned grid_x, unsigned g
   state.shared_memory_bytes = shared_memory_bytes;
   state.stream = stream;
   state.params = params;
+  if (state.tensor_map_param >= 0) {
+    const void *map = params[state.tensor_map_param];
+    std::memcpy(state.launched_tensor_map, map, sizeof(state.launched_tensor_map));
+    state.launched_tensor_map_aligned = reinterpret_cast<uintptr_t>(map) % 64 == 0;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType data_type,
+                                        cuuint32_t rank, void *address, const cuuint64_t *dims,
+                                        const cuuint64_t *strides, const cuuint32_t *box,
+                                        const cuuint32_t *, CUtensorMapInterleave,
+                                        CUtensorMapSwizzle swizzle, CUtensorMapL2promotion,
+                                        CUtensorMapFloatOOBfill) {
+  ++state.tensor_maps_encoded;
+  FakeCudaState::TensorMapRequest &r = state.last_tensor_map;
+  r = FakeCudaState::TensorMapRequest{};
+  r.data_type = int(data_type);
+  r.rank = rank;
+  r.address = address;
+  for (cuuint32_t d = 0; d < rank && d < 5; ++d) {
+    r.dims[d] = dims[d];
+    r.box[d] = box[d];
+    if (d > 0)
+      r.strides[d - 1] = strides[d - 1];
+  }
+  r.swizzle = int(swizzle);
+  if (state.tensor_map_result != 0)
+    return CUresult(state.tensor_map_result);
+  std::memset(map, 0, sizeof(*map));
+  std::memcpy(reinterpret_cast<unsigned char *>(map), &address, sizeof(address));
+  std::memcpy(reinterpret_cast<unsigned char *>(map) + 8, &rank, sizeof(rank));
   return CUDA_SUCCESS;
 }
 

@@ -63,6 +63,7 @@ struct LatentAttentionSharedMap {
   int64_t lOffset = 0;
   int64_t splitFlagOffset = 0;
   int64_t ownerOffset = 0;
+  int64_t barOffset = 0; ///< the K tiles' mbarriers: [2 buffers][column blocks]
   int64_t mergeLOffset = 0;   ///< inside the Q area, after the key loop
   int64_t mergeInvOffset = 0; ///< inside the Q area, after the key loop
   int64_t totalBytes = 0;
@@ -80,7 +81,8 @@ inline LatentAttentionSharedMap latentAttentionSharedMap(int64_t qkDim,
   map.lOffset = map.maxOffset + 2 * 2 * kLatentBlockM * 4;
   map.splitFlagOffset = map.lOffset + 2 * kLatentBlockM * 4;
   map.ownerOffset = map.splitFlagOffset + 16;
-  map.totalBytes = map.ownerOffset + 16;
+  map.barOffset = map.ownerOffset + 16;
+  map.totalBytes = map.barOffset + 2 * (qkDim / 64) * 8;
   map.mergeLOffset = maxKvSplits * kLatentBlockM * 4;
   map.mergeInvOffset = 2 * map.mergeLOffset;
   return map;

@@ -47,6 +47,23 @@
 // dims of size 1 never matter (they are not checked, and a symbol there is
 // bound to the contiguous stride).
 //
+// A "tensor_map" parameter is a CUtensorMap (128 bytes, passed by value as
+// a `const __grid_constant__` kernel parameter) that the runtime encodes at
+// every launch for the tensor behind another parameter, so the kernel can
+// copy boxes of it with the tensor memory accelerator (cp.async.bulk.tensor):
+//       {"name": "latent_cache_map", "kind": "tensor_map",
+//        "tensor": "latent_cache", "box": [1, 64, 64], "swizzle": 128}
+// "tensor" names a pointer parameter with a shape and strides whose symbols
+// are all i32/i64 parameters or launch scalars (the encoding needs their
+// values at launch) and whose innermost stride is 1; the map's element type
+// is that parameter's dtype, its dims and strides are the tensor's. "box"
+// is the box one copy moves, one entry per dim (outermost first, each 1 to
+// 256); "swizzle" is the shared-memory swizzle in bytes (0, 32, 64 or 128;
+// with a swizzle the box's innermost row is at most that many bytes). The
+// caller passes nothing for it: the argument given at its position in
+// attnc_kernel_launch is ignored (NULL is fine), and the checked launches
+// skip it.
+//
 // "hints" (optional, omitted when empty) are named integer facts about the
 // kernel that a launcher may use to pick values it passes, e.g. the CTA
 // count that fills the GPU ("target_ctas") or the largest value a parameter
@@ -77,14 +94,17 @@ enum class ParamKind {
   I32,     ///< int32_t by value
   I64,     ///< int64_t by value
   F32,     ///< float by value
+  TensorMap, ///< a CUtensorMap the runtime encodes (128 bytes, 64-aligned)
 };
-/// "pointer", "i32", "i64", "f32".
+/// "pointer", "i32", "i64", "f32", "tensor_map".
 const char *paramKindName(ParamKind kind);
 
 /// Element type of the tensor behind a pointer parameter.
 enum class ElementType { F32, F16, BF16, Fp8E4M3, Fp8E5M2, I8, U8, I32, I64 };
 /// "f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i8", "u8", "i32", "i64".
 const char *elementTypeName(ElementType type);
+/// Bytes of one element of `type`.
+int64_t tensorMapElementBytes(ElementType type);
 
 /// One dimension of an expected tensor shape: a constant, or a symbol (a
 /// parameter or launch-scalar name, or any other name the launcher binds) so
@@ -100,6 +120,24 @@ struct ShapeDim {
     return symbol == other.symbol && size == other.size;
   }
 };
+
+/// What a tensor-map parameter maps (see the file comment).
+struct TensorMapSpec {
+  std::string tensor;         ///< the pointer parameter it views
+  std::vector<int64_t> box;   ///< one entry per dim, outermost first
+  int64_t swizzle = 0;        ///< 0, 32, 64 or 128 bytes
+  bool operator==(const TensorMapSpec &other) const {
+    return tensor == other.tensor && box == other.box && swizzle == other.swizzle;
+  }
+};
+
+/// Bytes and alignment of a CUtensorMap.
+constexpr size_t kTensorMapBytes = 128;
+constexpr size_t kTensorMapAlignment = 64;
+/// At most this many tensor maps, and parameters in all, in a kernel with
+/// tensor maps (validateKernelAbi).
+constexpr size_t kMaxTensorMaps = 4;
+constexpr size_t kMaxParamsWithTensorMaps = 64;
 
 /// One kernel parameter, in declaration order.
 struct KernelParam {
@@ -117,6 +155,8 @@ struct KernelParam {
   /// workspaces), so the checked launch refuses a read-only tensor there.
   /// JSON "writes": true, omitted when false.
   bool writes = false;
+  /// Tensor maps only: what the runtime encodes.
+  std::optional<TensorMapSpec> tensor_map;
 
   /// Bytes the parameter occupies in the kernel's parameter buffer.
   size_t byteSize() const;

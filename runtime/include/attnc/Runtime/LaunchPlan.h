@@ -65,6 +65,38 @@ struct GridProgram {
 };
 
 /// A kernel ready to launch in one CUDA context.
+/// The tensor_map parameters of an ABI (KernelAbi.h), resolved once: where
+/// each map's tensor, dims and strides come from at launch. LaunchPlan
+/// encodes them (cuTensorMapEncodeTiled) for every launch.
+struct TensorMapProgram {
+  /// A dim or stride: a constant, or an i32/i64 parameter or launch scalar.
+  struct Value {
+    GridProgram::Operand operand; ///< Source::None: the constant
+    int64_t constant = 0;
+  };
+  struct Map {
+    uint32_t param = 0;  ///< the tensor_map parameter
+    uint32_t tensor = 0; ///< the pointer parameter it maps
+    uint32_t rank = 0;
+    uint32_t data_type = 0; ///< CUtensorMapDataType
+    uint32_t swizzle = 0;   ///< CUtensorMapSwizzle
+    uint32_t element_bytes = 0;
+    /// Innermost first, as the driver takes them; strides in elements.
+    std::array<Value, 5> dims{}, strides{};
+    std::array<uint32_t, 5> box{};
+  };
+  std::vector<Map> maps;
+
+  static TensorMapProgram compile(const KernelAbi &abi);
+  /// Encodes `map` for these arguments into `out` (128 bytes, 64-aligned)
+  /// through `encode_tiled` (the driver's cuTensorMapEncodeTiled). Returns
+  /// 0, kBadValue when a dim or stride is NULL or negative or a stride is
+  /// not a multiple of 16 bytes, or the driver's CUresult.
+  static constexpr int kBadValue = -2;
+  int encode(const Map &map, void (*encode_tiled)(), void *const *args,
+             const int64_t *launch_scalars, void *out) const noexcept;
+};
+
 class LaunchPlan {
 public:
   LaunchPlan(const CudaDriver &driver, CUcontext context, int device,
@@ -82,9 +114,15 @@ public:
   static constexpr int kBadGrid = -1;
   int tryRun(CUstream stream, void *const *args,
              const int64_t *launch_scalars) const noexcept;
-  /// cuLaunchKernel with a grid already computed.
-  int launch(const uint32_t grid[3], CUstream stream,
-             void *const *args) const noexcept;
+  /// cuLaunchKernel with a grid already computed, after encoding the
+  /// ABI's tensor maps into the argument list (the caller's arguments at
+  /// their positions are ignored). Returns 0, kBadTensorMap or the
+  /// CUresult.
+  int launch(const uint32_t grid[3], CUstream stream, void *const *args,
+             const int64_t *launch_scalars) const noexcept;
+  /// A tensor map could not be encoded (launch's code; failure() says which
+  /// and why).
+  static constexpr int kBadTensorMap = -3;
   /// The Status of a failed tryRun/launch `code` (messages built here).
   Status failure(int code, void *const *args,
                  const int64_t *launch_scalars) const;
@@ -93,6 +131,8 @@ public:
              const int64_t *launch_scalars) const;
 
 private:
+  /// failure() for kBadTensorMap: which map, and why.
+  Status tensorMapFailure(void *const *args, const int64_t *launch_scalars) const;
   using LaunchFunction = void (*)();
   const CudaDriver *driver_;
   CUcontext context_;
@@ -100,9 +140,11 @@ private:
   CUfunction function_;
   const KernelAbi *abi_;
   LaunchFunction cu_launch_kernel_;
+  LaunchFunction cu_tensor_map_encode_tiled_;
   std::array<uint32_t, 3> block_;
   uint32_t shared_memory_bytes_;
   GridProgram grid_;
+  TensorMapProgram tensor_maps_;
 };
 
 /// One kernel's launch state. `context`, `set` and `abi` must outlive it
