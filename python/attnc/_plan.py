@@ -157,8 +157,10 @@ class LaunchPlan:
         params = kplan.params
         self._values = (ctypes.c_int64 * max(len(params), 1))()
         base = ctypes.addressof(self._values)
+        # (NULL for a tensor map: the runtime encodes it at each launch)
         self._args = (ctypes.c_void_p * max(len(params), 1))(
-            *[base + 8 * i for i in range(len(params))])
+            *[None if p.get("kind") == "tensor_map" else base + 8 * i
+              for i, p in enumerate(params)])
         self._launch_scalars = (ctypes.c_int64 * max(len(kplan.launch_scalars), 1))()
         for i, param in enumerate(params):
             if param["name"] in self._bound:

@@ -48,15 +48,16 @@ def test_kernel_and_abi(models):
     kernel = model.kernel("mla", "latent_attention")
     assert kernel.name == "mla__latent_attention"
     names = [p["name"] for p in kernel.abi["params"]]
-    assert names == ["query", "latent_cache", "latent_cache_block_stride",
+    assert names == ["query", "latent_cache", "latent_cache_map", "latent_cache_block_stride",
                      "latent_cache_token_stride", "block_tables", "seq_lens",
                      "query_start_loc", "output", "workspace", "num_tokens",
                      "num_seqs", "max_blocks_per_seq", "num_kv_splits"]
     assert kernel.abi["hints"] == {"target_ctas": 132, "max_kv_splits": 32}
     assert kernel.abi["block"] == [256, 1, 1]
     # Q (64 x 576 x 2) + two K tiles + P (64 x 64 x 2) + 1 KB of row maxima
-    # + 512 B of row sums + 32 B (split flag, the tile's sequence).
-    assert kernel.abi["dynamic_shared_memory_bytes"] == 3 * 73728 + 8192 + 1024 + 512 + 32
+    # + 512 B of row sums + 32 B (split flag, the tile's sequence) + the K
+    # tiles' mbarriers (2 buffers x 9 column blocks x 8 B).
+    assert kernel.abi["dynamic_shared_memory_bytes"] == 3 * 73728 + 8192 + 1024 + 512 + 32 + 144
     assert kernel.cubin()[:4] == b"\x7fELF"
 
 
@@ -170,7 +171,8 @@ def test_rank_256_kernel(context):
     the workspace's partials are 64 x 256 floats; an NVRTC cubin."""
     model = attnc.compile_ir(layer_ir(32, page=16, rank=256), context=context)
     kernel = model.kernel("mla", "latent_attention")
-    assert kernel.abi["dynamic_shared_memory_bytes"] == 3 * 40960 + 8192 + 1024 + 512 + 32
+    # (+ the K tiles' mbarriers: 2 buffers x 5 column blocks x 8 bytes)
+    assert kernel.abi["dynamic_shared_memory_bytes"] == 3 * 40960 + 8192 + 1024 + 512 + 32 + 80
     params = {p["name"]: p for p in kernel.abi["params"]}
     assert params["query"]["shape"] == ["num_tokens", 32, 320]
     assert params["latent_cache"]["shape"] == ["num_blocks", 16, 320]
@@ -190,7 +192,8 @@ def test_ranks_384_and_128_compile(context, rank, wgmma):
     model = attnc.compile_ir(layer_ir(16, rank=rank), context=context)
     kernel = model.kernel("mla", "latent_attention")
     tile = 64 * (rank + P) * 2
-    assert kernel.abi["dynamic_shared_memory_bytes"] == 3 * tile + 8192 + 1024 + 512 + 32
+    bars = 2 * (rank + P) // 64 * 8  # the K tiles' mbarriers
+    assert kernel.abi["dynamic_shared_memory_bytes"] == 3 * tile + 8192 + 1024 + 512 + 32 + bars
     assert model.latent_attention_workspace_size("mla") == 264 * 64 * (rank + 2) + 132
     ptx = kernel.ptx()
     assert f"wgmma.mma_async.sync.aligned.{wgmma}.f32.bf16.bf16" in ptx

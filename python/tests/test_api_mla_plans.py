@@ -194,7 +194,8 @@ def launches(monkeypatch, bf16, stub_torch):
 
     def record(path, num_params, args, call):
         array = ctypes.cast(args, ctypes.POINTER(ctypes.c_void_p))
-        values = [int.from_bytes(ctypes.string_at(array[i], 8), "little")
+        # (None at a NULL argument: a tensor map's, which the runtime fills)
+        values = [None if not array[i] else int.from_bytes(ctypes.string_at(array[i], 8), "little")
                   for i in range(num_params)]
         before = state.launches
         status = call()
@@ -273,7 +274,8 @@ def test_latent_attention_plan_launch(bf16, launches, seqs, rows, width):
             "block_tables": d.block_tables.ptr, "seq_lens": d.seq_lens.ptr,
             "query_start_loc": d.query_start_loc.ptr, "output": d.out.ptr,
             "workspace": workspace.ptr, "num_tokens": d.tokens, "num_seqs": d.seqs,
-            "max_blocks_per_seq": d.max_blocks, "num_kv_splits": splits}
+            "max_blocks_per_seq": d.max_blocks, "num_kv_splits": splits,
+            "latent_cache_map": None}  # NULL: the runtime encodes the tensor map
     assert set(names) == set(want)
     kinds = {p["name"]: p["kind"] for p in plan._kplan.params}
     got = {n: (i32_of(v) if kinds[n] == "i32" else v) for n, v in zip(names, ran["args"])}

@@ -5,8 +5,9 @@
 // 256 + 64 = 320 values (5 column blocks). Shared memory: Q 64 x 320 x 2 =
 // 40960 bytes, two K tiles of 40960 from 40960, P (64 x 64 x 2) at 122880,
 // row maxima (2 x 2 x 64 floats) at 131072, row sums (2 x 64 floats) at
-// 132096, split flag at 132608, the tile's sequence at 132624, 132640 in
-// all (one CTA per SM still: two would need 265280 > 232448 bytes); the
+// 132096, split flag at 132608, the tile's sequence at 132624, the K
+// tiles' mbarriers (2 x 5 x 8 bytes) at 132640, 132720 in all (one CTA
+// per SM still: two would need 265440 > 232448 bytes); the
 // merge's sums after 32 x 64 weights (8192) and its scales after as many
 // sums (16384), inside the 40960-byte Q area. Workspace W = 264 x 64 x
 // (256 + 2) + 132 = 4359300 floats. P V by wgmma m64n128k16 (each
@@ -27,9 +28,10 @@
 // CHECK-NEXT: static constexpr int kLOffset = 132096;
 // CHECK-NEXT: static constexpr int kSplitFlagOffset = 132608;
 // CHECK-NEXT: static constexpr int kOwnerOffset = 132624;
+// CHECK-NEXT: static constexpr int kBarOffset = 132640;
 // CHECK-NEXT: static constexpr int kMergeLOffset = 8192;
 // CHECK-NEXT: static constexpr int kMergeInvOffset = 16384;
-// CHECK-NEXT: static constexpr int kSharedBytes = 132640;
+// CHECK-NEXT: static constexpr int kSharedBytes = 132720;
 // CHECK-LABEL: // ===== abi mla__latent_attention =====
 // CHECK: "name": "query",
 // CHECK: "shape": [
@@ -50,7 +52,7 @@
 // CHECK-NEXT: {
 // CHECK-NEXT: "value": "num_tokens",
 // CHECK-NEXT: "multiplier": 32,
-// CHECK: "dynamic_shared_memory_bytes": 132640,
+// CHECK: "dynamic_shared_memory_bytes": 132720,
 func.func @mla(%q: tensor<?x32x320xbf16>, %cache: tensor<?x64x320xbf16>,
                %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>)
     -> tensor<?x32x256xbf16> {

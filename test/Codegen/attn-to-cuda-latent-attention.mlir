@@ -41,12 +41,14 @@
 // CHECK-NEXT: static constexpr int kLOffset = 230400;
 // CHECK-NEXT: static constexpr int kSplitFlagOffset = 230912;
 // CHECK-NEXT: static constexpr int kOwnerOffset = 230928;
+// CHECK-NEXT: static constexpr int kBarOffset = 230944;
 // CHECK-NEXT: static constexpr int kMergeLOffset = 8192;
 // CHECK-NEXT: static constexpr int kMergeInvOffset = 16384;
-// CHECK-NEXT: static constexpr int kSharedBytes = 230944;
+// CHECK-NEXT: static constexpr int kSharedBytes = 231088;
 // CHECK: extern "C" __global__ void __launch_bounds__(Config::kThreads, 1)
 // CHECK-NEXT: mla__latent_attention(const __nv_bfloat16 *__restrict__ query,
 // CHECK-NEXT: const __nv_bfloat16 *__restrict__ latent_cache,
+// CHECK-NEXT: const __grid_constant__ attnc::TensorMap latent_cache_map,
 // CHECK-NEXT: long long latent_cache_block_stride,
 // CHECK-NEXT: long long latent_cache_token_stride,
 // CHECK-NEXT: const int *__restrict__ block_tables,
@@ -60,7 +62,7 @@
 // CHECK-NEXT: int num_kv_splits) {
 // The template's cache_scale is absent (a bf16 cache): nullptr.
 // CHECK-NEXT: attnc::latent_attention<Config>(
-// CHECK-NEXT: query, latent_cache, latent_cache_block_stride, latent_cache_token_stride, block_tables, seq_lens, query_start_loc, nullptr, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
+// CHECK-NEXT: query, latent_cache, &latent_cache_map, latent_cache_block_stride, latent_cache_token_stride, block_tables, seq_lens, query_start_loc, nullptr, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
 // CHECK-LABEL: // ===== abi mla__latent_attention =====
 // CHECK: "name": "latent_cache",
 // CHECK-NEXT: "kind": "pointer",
@@ -75,12 +77,27 @@
 // CHECK-NEXT: "latent_cache_token_stride",
 // CHECK-NEXT: 1
 // CHECK-NEXT: ]
+// The K tiles' tensor map: one page's 64 rows x 64 values a box, 128-byte
+// swizzle (the kernel's tile layout); num_blocks, its outer dim, is a
+// launch scalar.
+// CHECK: "name": "latent_cache_map",
+// CHECK-NEXT: "kind": "tensor_map",
+// CHECK-NEXT: "tensor": "latent_cache",
+// CHECK-NEXT: "box": [
+// CHECK-NEXT: 1,
+// CHECK-NEXT: 64,
+// CHECK-NEXT: 64
+// CHECK-NEXT: ],
+// CHECK-NEXT: "swizzle": 128
 // CHECK: "name": "workspace",
 // CHECK-NEXT: "kind": "pointer",
 // CHECK-NEXT: "dtype": "f32",
 // CHECK-NEXT: "shape": [
 // CHECK-NEXT: 8684676
-// CHECK: "block": [
+// CHECK: "launch_scalars": [
+// CHECK-NEXT: "num_blocks"
+// CHECK-NEXT: ],
+// CHECK-NEXT: "block": [
 // CHECK-NEXT: 256,
 // CHECK: "grid": [
 // CHECK-NEXT: {
@@ -92,7 +109,7 @@
 // CHECK-NEXT: 1,
 // CHECK-NEXT: {
 // CHECK-NEXT: "value": "num_kv_splits",
-// CHECK: "dynamic_shared_memory_bytes": 230944,
+// CHECK: "dynamic_shared_memory_bytes": 231088,
 // CHECK-NEXT: "hints": {
 // CHECK-NEXT: "max_kv_splits": 32,
 // CHECK-NEXT: "target_ctas": 132
@@ -114,7 +131,10 @@ func.func @mla(%q: tensor<?x16x576xbf16>, %cache: tensor<?x64x576xbf16>,
 // template's order) and forwards it; the ABI has the f32 scalar and the
 // fp8 cache. The fp8 rows land in the 16-bit K tiles (half their bytes)
 // and are widened there, so the shared memory is the bf16 kernel's,
-// 230944 bytes (the bf16 case above works it out).
+// 231088 bytes (the bf16 case above works it out; its 144 bytes of
+// mbarriers unused). The fp8 rows come by cp.async, not by the tensor
+// memory accelerator: no tensor map, nullptr forwarded in its place, no
+// launch scalar.
 
 // (The bf16 kernel of the first case comes first in the output.)
 // FP8-LABEL: // configuration: num_heads=128 kv_lora_rank=512 rope_head_dim=64
@@ -124,22 +144,24 @@ func.func @mla(%q: tensor<?x16x576xbf16>, %cache: tensor<?x64x576xbf16>,
 // FP8-NEXT: static constexpr bool kFp8 = true;
 // FP8-NEXT: static constexpr int kNumHeads = 128;
 // FP8: static constexpr int kKBytes = 73728;
-// FP8: static constexpr int kSharedBytes = 230944;
+// FP8: static constexpr int kSharedBytes = 231088;
 // FP8: mla__latent_attention(const __nv_bfloat16 *__restrict__ query,
 // FP8-NEXT: const __nv_fp8_e4m3 *__restrict__ latent_cache,
 // FP8: const int *__restrict__ query_start_loc,
 // FP8-NEXT: const float *__restrict__ cache_scale,
 // FP8-NEXT: __nv_bfloat16 *__restrict__ output,
 // FP8: attnc::latent_attention<Config>(
-// FP8-NEXT: query, latent_cache, latent_cache_block_stride, latent_cache_token_stride, block_tables, seq_lens, query_start_loc, cache_scale, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
+// FP8-NEXT: query, latent_cache, nullptr, latent_cache_block_stride, latent_cache_token_stride, block_tables, seq_lens, query_start_loc, cache_scale, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
 // FP8: // ===== abi mla__latent_attention =====
 // FP8: "name": "latent_cache",
 // FP8-NEXT: "kind": "pointer",
 // FP8-NEXT: "dtype": "fp8_e4m3",
+// FP8-NOT: "tensor_map"
 // FP8: "name": "cache_scale",
 // FP8-NEXT: "kind": "pointer",
 // FP8-NEXT: "dtype": "f32",
-// FP8: "dynamic_shared_memory_bytes": 230944,
+// FP8-NOT: "launch_scalars"
+// FP8: "dynamic_shared_memory_bytes": 231088,
 func.func @mla(%q: tensor<?x128x576xbf16>, %cache: tensor<?x64x576xf8E4M3FN>,
                %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>,
                %scale: tensor<f32>) -> tensor<?x128x512xbf16> {
