@@ -116,12 +116,14 @@ FailureOr<EmittedKernel> emitLatentAttention(func::FuncOp function,
      << " num_warps=" << schedule.getNumWarps()
      << " max_kv_splits=" << schedule.getMaxKvSplits()
      << " target_ctas=" << schedule.getTargetCtas() << "\n"
-     << "// Q and two K tiles in 128-byte swizzled shared memory, S = Q K^T by "
-        "wgmma m64n32k16 per\n// warpgroup, P V by wgmma m64n"
+     << "// Q and two K tiles in 128-byte swizzled shared memory, K tiles "
+     << (fp8 ? "by cp.async (widened in place)"
+             : "by the tensor memory accelerator")
+     << ";\n// seesaw schedule: each warpgroup S = Q K^T of its tile by wgmma "
+        "m64n64k16, P V of both\n// tiles by wgmma m64n"
      << rank / 2
-     << "k16 (V = the K "
-        "tile's first kv_lora_rank columns),\n// split-KV merged by the last "
-        "split.\n"
+     << "k16 (V = the K tile's first kv_lora_rank columns); split-KV\n// "
+        "merged by the last split.\n"
      << "#include \"attnc_mla_decode.cuh\"\n\n"
      << "namespace {\nstruct Config {\n"
      << "  using act_t = " << cudaType(emission.getActivation()) << ";\n"

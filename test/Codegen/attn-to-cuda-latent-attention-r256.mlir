@@ -15,7 +15,8 @@
 
 // CHECK-LABEL: // ===== kernel mla__latent_attention (latent_attention) =====
 // CHECK: // configuration: num_heads=32 kv_lora_rank=256 rope_head_dim=64 softmax_scale=0.13519999999999999 causal
-// CHECK: P V by wgmma m64n128k16
+// CHECK: P V of both
+// CHECK-NEXT: // tiles by wgmma m64n128k16
 // CHECK: static constexpr int kNumHeads = 32;
 // CHECK-NEXT: static constexpr int kLatentDim = 256;
 // CHECK-NEXT: static constexpr int kQkDim = 320;
