@@ -243,7 +243,7 @@ Status checkTensorMap(const KernelAbi &abi, size_t index) {
   if (spec.swizzle != 0 && spec.swizzle != 32 && spec.swizzle != 64 && spec.swizzle != 128)
     return invalid(field + ".swizzle",
                    "must be 0, 32, 64 or 128 (got " + std::to_string(spec.swizzle) + ")");
-  int64_t row = spec.box.back() * tensorMapElementBytes(tensor.dtype);
+  int64_t row = spec.box.back() * elementSize(tensor.dtype);
   if (row % 16 != 0)
     return invalid(field + ".box", "the innermost box row is " + std::to_string(row) +
                                        " bytes; it must be a multiple of 16");
@@ -253,7 +253,7 @@ Status checkTensorMap(const KernelAbi &abi, size_t index) {
                                        "-byte swizzle span");
   for (size_t d = 0; d + 1 < rank; ++d) {
     const ShapeDim &stride = (*tensor.strides)[d];
-    if (!stride.isSymbolic() && stride.size * tensorMapElementBytes(tensor.dtype) % 16 != 0)
+    if (!stride.isSymbolic() && stride.size * elementSize(tensor.dtype) % 16 != 0)
       return invalid(field + ".tensor", "'" + spec.tensor + "' has stride " +
                                             std::to_string(stride.size) + " in dim " +
                                             std::to_string(d) +
@@ -264,13 +264,11 @@ Status checkTensorMap(const KernelAbi &abi, size_t index) {
 
 } // namespace
 
-int64_t tensorMapElementBytes(ElementType type) {
+int64_t elementSize(ElementType type) {
   switch (type) {
   case ElementType::F32:
   case ElementType::I32:
     return 4;
-  case ElementType::I64:
-    return 8;
   case ElementType::F16:
   case ElementType::BF16:
     return 2;
@@ -279,6 +277,8 @@ int64_t tensorMapElementBytes(ElementType type) {
   case ElementType::I8:
   case ElementType::U8:
     return 1;
+  case ElementType::I64:
+    return 8;
   }
   return 1;
 }

@@ -75,25 +75,6 @@ constexpr uint32_t source(SourceKind kind, uint32_t a, uint32_t b = 0) {
 
 } // namespace
 
-int64_t elementSize(ElementType type) {
-  switch (type) {
-  case ElementType::F32:
-  case ElementType::I32:
-    return 4;
-  case ElementType::F16:
-  case ElementType::BF16:
-    return 2;
-  case ElementType::Fp8E4M3:
-  case ElementType::Fp8E5M2:
-  case ElementType::I8:
-  case ElementType::U8:
-    return 1;
-  case ElementType::I64:
-    return 8;
-  }
-  return 1;
-}
-
 struct LaunchChecker::State {
   const TensorView *tensors = nullptr;
   int64_t *values = nullptr;

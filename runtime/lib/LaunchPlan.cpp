@@ -54,33 +54,36 @@ inline bool readOperand(const GridProgram::Operand &operand,
   out = uint64_t(value);
   return true;
 }
+
+/// Where the value of `symbol` (an i32/i64 parameter or a launch scalar)
+/// comes from at launch; None for an empty symbol.
+GridProgram::Operand symbolOperand(const KernelAbi &abi, const std::string &symbol) {
+  GridProgram::Operand result;
+  if (symbol.empty())
+    return result;
+  int param = abi.paramIndex(symbol);
+  if (param >= 0) {
+    result.source = abi.params[size_t(param)].kind == ParamKind::I32
+                        ? GridProgram::Source::ParamI32
+                        : GridProgram::Source::ParamI64;
+    result.index = uint32_t(param);
+  } else {
+    result.source = GridProgram::Source::LaunchScalar;
+    result.index = uint32_t(abi.launchScalarIndex(symbol));
+  }
+  return result;
+}
 } // namespace
 
 GridProgram GridProgram::compile(const KernelAbi &abi) {
   GridProgram program;
-  auto operand = [&](const std::string &symbol) {
-    Operand result;
-    if (symbol.empty())
-      return result;
-    int param = abi.paramIndex(symbol);
-    if (param >= 0) {
-      result.source = abi.params[size_t(param)].kind == ParamKind::I32
-                          ? Source::ParamI32
-                          : Source::ParamI64;
-      result.index = uint32_t(param);
-    } else {
-      result.source = Source::LaunchScalar;
-      result.index = uint32_t(abi.launchScalarIndex(symbol));
-    }
-    return result;
-  };
   for (size_t d = 0; d < 3; ++d) {
     const GridDimRule &rule = abi.grid[d];
     Axis &axis = program.axes[d];
     axis.limit = d == 0 ? kMaxGridX : kMaxGridYZ;
     axis.constant = uint32_t(rule.constant);
-    axis.value = operand(rule.value);
-    axis.plus = operand(rule.plus);
+    axis.value = symbolOperand(abi, rule.value);
+    axis.plus = symbolOperand(abi, rule.plus);
     axis.multiplier = uint64_t(rule.multiplier);
     axis.divisor = uint64_t(rule.divisor);
   }
@@ -112,22 +115,6 @@ bool GridProgram::evaluate(void *const *args, const int64_t *launch_scalars,
 }
 
 namespace {
-/// The operand of a dim or stride symbol, as GridProgram reads its operands.
-GridProgram::Operand symbolOperand(const KernelAbi &abi, const std::string &symbol) {
-  GridProgram::Operand result;
-  int param = abi.paramIndex(symbol);
-  if (param >= 0) {
-    result.source = abi.params[size_t(param)].kind == ParamKind::I32
-                        ? GridProgram::Source::ParamI32
-                        : GridProgram::Source::ParamI64;
-    result.index = uint32_t(param);
-  } else {
-    result.source = GridProgram::Source::LaunchScalar;
-    result.index = uint32_t(abi.launchScalarIndex(symbol));
-  }
-  return result;
-}
-
 CUtensorMapDataType tensorMapDataType(ElementType type) {
   switch (type) {
   case ElementType::F32:
@@ -177,7 +164,7 @@ TensorMapProgram TensorMapProgram::compile(const KernelAbi &abi) {
     map.rank = uint32_t(tensor.shape->size());
     map.data_type = uint32_t(tensorMapDataType(tensor.dtype));
     map.swizzle = uint32_t(tensorMapSwizzle(spec.swizzle));
-    map.element_bytes = uint32_t(tensorMapElementBytes(tensor.dtype));
+    map.element_bytes = uint32_t(elementSize(tensor.dtype));
     for (uint32_t d = 0; d < map.rank; ++d) {
       size_t from = map.rank - 1 - d; // innermost first
       auto value = [&](const ShapeDim &dim) {

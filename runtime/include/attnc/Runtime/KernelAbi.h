@@ -104,7 +104,7 @@ enum class ElementType { F32, F16, BF16, Fp8E4M3, Fp8E5M2, I8, U8, I32, I64 };
 /// "f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i8", "u8", "i32", "i64".
 const char *elementTypeName(ElementType type);
 /// Bytes of one element of `type`.
-int64_t tensorMapElementBytes(ElementType type);
+int64_t elementSize(ElementType type);
 
 /// One dimension of an expected tensor shape: a constant, or a symbol (a
 /// parameter or launch-scalar name, or any other name the launcher binds) so

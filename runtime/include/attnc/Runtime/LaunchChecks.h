@@ -76,9 +76,6 @@ struct SymbolValue {
   int64_t value = 0;
 };
 
-/// Bytes of one element of `type`.
-int64_t elementSize(ElementType type);
-
 class LaunchChecker {
 public:
   /// Precomputes the checks of `abi`, which must outlive the checker. Never
