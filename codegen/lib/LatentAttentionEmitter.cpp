@@ -12,8 +12,6 @@
 
 #include "llvm/Support/raw_ostream.h"
 
-#include <algorithm>
-
 using namespace mlir;
 using namespace attnc::attn;
 using namespace attnc::plan;
@@ -53,7 +51,7 @@ std::vector<EmittedParam> latentParams(LatentAttentionOp op,
                        ShapeDim::constant(1)};
   // K tiles come in by the tensor memory accelerator: boxes of one page's
   // rows (at most the 64 keys of a tile) x 64 values, 128-byte swizzled.
-  int64_t boxRows = std::min<int64_t>(emission.getBlockSize(), kLatentBlockN);
+  int64_t boxRows = latentKBoxRows(emission.getBlockSize());
   std::vector<EmittedParam> params = {
       inputParam("query", activation, abiShape(op.getQuery(), {"num_tokens"}), act),
       std::move(cache),
@@ -134,6 +132,8 @@ FailureOr<EmittedKernel> emitLatentAttention(func::FuncOp function,
   printMember(os, "int", "kLatentDim", rank, "kv_lora_rank: V and the output");
   printMember(os, "int", "kQkDim", qkDim, "kv_lora_rank + rope_head_dim");
   printMember(os, "int", "kBlockSize", emission.getBlockSize());
+  printMember(os, "int", "kBoxRows", latentKBoxRows(emission.getBlockSize()),
+              "rows of a K tile's TMA box (16-bit caches: the tensor map's)");
   printMember(os, "float", "kScaleLog2",
               floatLiteral(emission.getScaleLog2().value),
               "softmax_scale * log2(e): scores live in log2 units (exp2)");

@@ -210,9 +210,10 @@ template <class C> struct LatentAttention {
       for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(r[i][e])::"memory");
   }
 
-  // A K tile's keys come as boxes of kBoxRows rows of one page (TMA).
+  // A 16-bit cache's K tile comes as boxes of kBoxRows rows of one page
+  // (TMA; the printer's box, from plan/LatentAttention.h).
   enum : int {
-    kBoxRows = C::kBlockSize < kBlockN ? C::kBlockSize : kBlockN,
+    kBoxRows = C::kBoxRows,
     kBoxes = kBlockN / kBoxRows,  // per column block
   };
   static_assert(kBlockN % kBoxRows == 0 && C::kBlockSize % kBoxRows == 0, "pages tile the keys");

@@ -24,6 +24,8 @@
 // CHECK-NEXT: static constexpr int kLatentDim = 512;
 // CHECK-NEXT: static constexpr int kQkDim = 576;
 // CHECK-NEXT: static constexpr int kBlockSize = 64;
+// A TMA box is one page's 64 rows (the ABI's box below says the same).
+// CHECK-NEXT: static constexpr int kBoxRows = 64;  // rows of a K tile's TMA box
 // 0.1352 x log2(e) = 0.195052369528...
 // CHECK-NEXT: static constexpr float kScaleLog2 = 0.1950523695
 // CHECK-NEXT: static constexpr bool kCausal = true;

@@ -52,6 +52,14 @@ constexpr const char *kLatentRankRule =
 /// the count.
 constexpr int64_t kLatentMaxKvSplits = 32;
 
+/// Rows of one TMA box of a K tile (the 16-bit cache's tensor map): one
+/// page's rows, at most the tile's keys. The ABI's box and the kernel's
+/// Config::kBoxRows both come from here (a box of another size would leave
+/// the mbarriers expecting bytes that never land).
+inline int64_t latentKBoxRows(int64_t blockSize) {
+  return blockSize < kLatentBlockN ? blockSize : kLatentBlockN;
+}
+
 /// The shared-memory map of the MLA decode kernel for rows of `qkDim`
 /// (R + P) 16-bit values and `maxKvSplits` splits.
 struct LatentAttentionSharedMap {
