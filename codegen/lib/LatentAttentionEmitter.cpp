@@ -178,7 +178,7 @@ FailureOr<EmittedKernel> emitLatentAttention(func::FuncOp function,
               GridDimRule::fixed(1),
               GridDimRule::ceilDiv("num_kv_splits", 1, 1)};
   // The tensor map's outer dim (the cache's blocks) is no kernel parameter.
-  if (emission.getCache() != "fp8_e4m3")
+  if (!fp8)
     abi.launch_scalars = {"num_blocks"};
   abi.hints = {{"target_ctas", limits.targetCtas},
                {"max_kv_splits", limits.maxKvSplits}};
