@@ -23,16 +23,6 @@ using namespace attnc::runtime::test;
 
 namespace {
 
-FakeCudaState *fakeState() {
-  // The runtime already dlopen'ed it; this returns the same instance.
-  void *handle = ::dlopen(ATTNC_FAKE_CUDA_PATH, RTLD_NOW | RTLD_NOLOAD);
-  if (!handle)
-    handle = ::dlopen(ATTNC_FAKE_CUDA_PATH, RTLD_NOW);
-  auto state = reinterpret_cast<FakeCudaState *(*)()>(
-      ::dlsym(handle, "attnc_fake_cuda_state"));
-  return state ? state() : nullptr;
-}
-
 std::shared_ptr<Context> contextWithDriver(const std::string &driver,
                                            const std::string &cache_dir) {
   ContextOptions options;
@@ -162,7 +152,7 @@ TEST(Launch, FakeDriverSeesTheAbiGeometryAndTheArguments) {
   auto set = compileTestSet(*context);
   ASSERT_TRUE(set);
   ASSERT_TRUE(CudaDriver::get(ATTNC_FAKE_CUDA_PATH));
-  FakeCudaState *fake = fakeState();
+  FakeCudaState *fake = fakeCudaState();
   ASSERT_NE(fake, nullptr);
   FakeCudaState before = *fake;
 

@@ -75,4 +75,20 @@ inline constexpr int kFakeModules = 16;
 /// Exported by the fake library: its state, for the test to inspect.
 extern "C" FakeCudaState *attnc_fake_cuda_state();
 
+#ifdef ATTNC_FAKE_CUDA_PATH
+#include <dlfcn.h>
+
+/// The fake library's state as the tests see it: the instance the runtime
+/// dlopen'ed (loaded here if it has not been yet); null if it cannot load.
+inline FakeCudaState *fakeCudaState() {
+  void *handle = ::dlopen(ATTNC_FAKE_CUDA_PATH, RTLD_NOW | RTLD_NOLOAD);
+  if (!handle)
+    handle = ::dlopen(ATTNC_FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL);
+  auto state = handle ? reinterpret_cast<FakeCudaState *(*)()>(
+                            ::dlsym(handle, "attnc_fake_cuda_state"))
+                      : nullptr;
+  return state ? state() : nullptr;
+}
+#endif
+
 #endif // ATTNC_TEST_RUNTIME_FAKECUDA_H

@@ -15,7 +15,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <dlfcn.h>
 #include <string>
 #include <vector>
 
@@ -123,21 +122,13 @@ std::vector<attnc_tensor_t> goodTensors() {
   return t;
 }
 
-FakeCudaState *fakeState() {
-  void *handle = ::dlopen(ATTNC_FAKE_CUDA_PATH, RTLD_NOW | RTLD_NOLOAD);
-  if (!handle)
-    handle = ::dlopen(ATTNC_FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL);
-  return reinterpret_cast<FakeCudaState *(*)()>(
-      ::dlsym(handle, "attnc_fake_cuda_state"))();
-}
-
 std::string lastError() { return attnc_last_error(); }
 
 class LaunchPlanTest : public ::testing::Test {
 protected:
   void SetUp() override {
     ATTNC_REQUIRE_NVRTC();
-    state = fakeState();
+    state = fakeCudaState();
     state->device = 0;
     state->has_context = true;
     attnc_context_options_t options;

@@ -19,7 +19,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <dlfcn.h>
 #include <string>
 #include <vector>
 
@@ -62,14 +61,6 @@ std::string abiJson(const std::string &map_fields) {
 
 const std::string kMapFields =
     R"("tensor": "cache", "box": [1, 64, 64], "swizzle": 128)";
-
-FakeCudaState *fakeState() {
-  void *handle = ::dlopen(ATTNC_FAKE_CUDA_PATH, RTLD_NOW | RTLD_NOLOAD);
-  if (!handle)
-    handle = ::dlopen(ATTNC_FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL);
-  return reinterpret_cast<FakeCudaState *(*)()>(
-      ::dlsym(handle, "attnc_fake_cuda_state"))();
-}
 
 std::string lastError() { return attnc_last_error(); }
 
@@ -147,7 +138,7 @@ class TensorMapLaunch : public ::testing::Test {
 protected:
   void SetUp() override {
     ATTNC_REQUIRE_NVRTC();
-    state = fakeState();
+    state = fakeCudaState();
     state->device = 0;
     state->has_context = true;
     state->tensor_map_result = 0;

@@ -22,21 +22,12 @@
 
 #include <gtest/gtest.h>
 
-#include <dlfcn.h>
 
 using namespace attnc;
 using namespace attnc::runtime;
 using namespace attnc::runtime::test;
 
 namespace {
-
-FakeCudaState *fakeState() {
-  void *handle = ::dlopen(ATTNC_FAKE_CUDA_PATH, RTLD_NOW | RTLD_NOLOAD);
-  if (!handle)
-    return nullptr;
-  return reinterpret_cast<FakeCudaState *(*)()>(
-      ::dlsym(handle, "attnc_fake_cuda_state"))();
-}
 
 struct Warnings {
   std::vector<std::string> messages;
@@ -68,7 +59,7 @@ protected:
                                            &kernel_),
               ATTNC_STATUS_OK);
     ASSERT_TRUE(CudaDriver::get(ATTNC_FAKE_CUDA_PATH).ok()); // loads the fake
-    state_ = fakeState();
+    state_ = fakeCudaState();
     ASSERT_NE(state_, nullptr);
     state_->capturing = false;
   }
