@@ -41,10 +41,12 @@
 // place to the swizzled 16-bit tile the wgmma reads (widen_tile). The
 // scale is folded into the softmax scale and the output scale (S and P V
 // are linear in K and V), so the tiles hold the exact e4m3 values.
-// Split-KV: grid z cuts a sequence's tiles into runs; each split writes its
-// unnormalised output and softmax state to the workspace and the last one
-// of a row tile to finish merges them (the paged attention kernel's
-// contract: counters reset, NaN for counts beyond the workspace).
+// Split-KV: grid z cuts a sequence's tiles into runs; the splits' states
+// (unnormalised output, row maxima and sums) merge in a binary tree through
+// the workspace (combine_tree: the second state to reach a node adds the
+// first's into its registers; the root's CTA writes the output). The paged
+// attention kernel's contract: node flags reset, NaN for counts beyond the
+// workspace.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_MLA_DECODE_CUH
@@ -879,6 +881,7 @@ template <class C> struct LatentAttention {
         if (arrived_second) {
           while ((state & ready) == 0u)
             state = load_acquire(word);
+          __threadfence();  // (acquire: the other's state, for the CTA after the barrier)
           atomicAnd(word, ~(arrive | ready));  // ready for the next launch on this workspace
         }
       }
@@ -902,7 +905,6 @@ template <class C> struct LatentAttention {
           atomicOr(word, ready);
         return false;
       }
-      __threadfence();  // (with the atomic or the acquire above: the other's state is visible)
       // The other run's state: [parent, mid) if this one is [mid, ..), else [mid, ..).
       const int other = lo == parent ? mid : parent;
       const float *other_o = ws_o + (long long)other * kBlockM * kLatent;
