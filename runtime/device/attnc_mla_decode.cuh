@@ -920,7 +920,7 @@ template <class C> struct LatentAttention {
         mm[i] = m_new;
         l[i] = l[i] * w_own[i] + l_other * w_other[i];
       }
-      constexpr int kChunk = kONBlocks < 8 ? kONBlocks : 8;  // loads in flight a thread
+      constexpr int kChunk = kONBlocks < 16 ? kONBlocks : 16;  // loads in flight a thread
 #pragma unroll
       for (int n0 = 0; n0 < kONBlocks; n0 += kChunk) {
         float4 v[kChunk];
