@@ -920,7 +920,8 @@ template <class C> struct LatentAttention {
         mm[i] = m_new;
         l[i] = l[i] * w_own[i] + l_other * w_other[i];
       }
-      constexpr int kChunk = kONBlocks < 16 ? kONBlocks : 16;  // loads in flight a thread
+      constexpr int kChunk = kONBlocks % 16 == 0 ? 16 : 8;  // float4 loads in flight a thread
+      static_assert(kONBlocks % kChunk == 0, "whole chunks of accumulator groups");
 #pragma unroll
       for (int n0 = 0; n0 < kONBlocks; n0 += kChunk) {
         float4 v[kChunk];
