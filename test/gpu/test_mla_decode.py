@@ -466,7 +466,8 @@ def test_automatic_split_rule_fills_the_gpu():
 #: CTA writes the output): the most splits with one row tile (H 64) and two
 #: (H 128), split counts that are not powers of two (nodes without a right
 #: run), more splits than key tiles (empty splits: no keys, maxima -inf),
-#: the long decode the tree is for (B 1, L 32768, H 128 and H 16), R 256.
+#: the long decode the tree is for (B 1, L 32768, H 128 and H 16), R 256,
+#: 384 and 128.
 CASES_MERGE = [
     # rank, heads, page, lens, mtp, splits
     (R, 64, 64, [4096], 1, "max"),
@@ -482,6 +483,8 @@ CASES_MERGE = [
     (R, 16, 64, [1, 65], 1, "max"),  # a single key: one split of keys
     (256, 128, 64, [32768], 1, "max"),
     (256, 16, 16, [9000, 3], 3, 13),
+    (384, 128, 64, [20000], 1, "max"),  # 24 accumulator groups a thread
+    (128, 16, 64, [20000], 1, "max"),
 ]
 
 
