@@ -91,8 +91,7 @@ FailureOr<EmittedKernel> emitLatentAttention(func::FuncOp function,
   int64_t numHeads = queryType.getDimSize(1), qkDim = queryType.getDimSize(2);
   int64_t rank = static_cast<int64_t>(op.getKvLoraRank());
   SplitKvLimits limits{schedule.getTargetCtas(), schedule.getMaxKvSplits()};
-  LatentAttentionSharedMap map =
-      latentAttentionSharedMap(qkDim, limits.maxKvSplits);
+  LatentAttentionSharedMap map = latentAttentionSharedMap(qkDim);
   std::string name = function.getSymName().str();
   bool causal = op.getCausal();
   bool fp8 = emission.getCache() == "fp8_e4m3";
@@ -155,8 +154,6 @@ FailureOr<EmittedKernel> emitLatentAttention(func::FuncOp function,
       {"kSplitFlagOffset", map.splitFlagOffset},
       {"kOwnerOffset", map.ownerOffset},
       {"kBarOffset", map.barOffset},
-      {"kMergeLOffset", map.mergeLOffset},
-      {"kMergeInvOffset", map.mergeInvOffset},
       {"kSharedBytes", map.totalBytes}};
   for (const auto &[member, value] : members)
     printMember(os, "int", member, value);

@@ -528,12 +528,6 @@ LogicalResult prepare(LatentAttentionOp op) {
     return op.emitOpError()
            << "cannot be emitted: kv_lora_rank + rope_head_dim (" << qkDim
            << ") must be a multiple of 64 (128-byte swizzled column blocks)";
-  if (!latentMergeFits(qkDim, op.getScheduleAttr().getMaxKvSplits()))
-    return op.emitOpError()
-           << "cannot be emitted: the split merge's statistics for "
-              "max_kv_splits "
-           << op.getScheduleAttr().getMaxKvSplits()
-           << " do not fit the Q area they reuse";
   if (failed(checkInt32(op, {{"block_tables", op.getBlockTables()},
                              {"seq_lens", op.getSeqLens()},
                              {"query_start_loc", op.getQueryStartLoc()}})))

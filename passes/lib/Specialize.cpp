@@ -601,7 +601,7 @@ chooseLatentAttention(LatentAttentionOp op, const Target &target) {
                                "(kv_lora_rank + rope_head_dim) is dynamic; "
                                "the shared-memory map depends on it";
   SplitKvLimits limits = latentSplitKvLimits(target.numSms);
-  int64_t need = latentAttentionSharedMap(qkDim, limits.maxKvSplits).totalBytes;
+  int64_t need = latentAttentionSharedMap(qkDim).totalBytes;
   if (need > arch.maxSharedBytes)
     return op.emitOpError()
            << "cannot be specialized: the MLA decode tile (Q and two K tiles "

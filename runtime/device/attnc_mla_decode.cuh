@@ -41,10 +41,12 @@
 // place to the swizzled 16-bit tile the wgmma reads (widen_tile). The
 // scale is folded into the softmax scale and the output scale (S and P V
 // are linear in K and V), so the tiles hold the exact e4m3 values.
-// Split-KV: grid z cuts a sequence's tiles into runs; each split writes its
-// unnormalised output and softmax state to the workspace and the last one
-// of a row tile to finish merges them (the paged attention kernel's
-// contract: counters reset, NaN for counts beyond the workspace).
+// Split-KV: grid z cuts a sequence's tiles into runs; the splits' states
+// (unnormalised output, row maxima and sums) merge in a binary tree through
+// the workspace (combine_tree: the second state to reach a node adds the
+// first's into its registers; the root's CTA writes the output). The paged
+// attention kernel's contract: node flags reset, NaN for counts beyond the
+// workspace.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_MLA_DECODE_CUH
@@ -808,120 +810,135 @@ template <class C> struct LatentAttention {
       return;
     }
 
-    // Split-KV: this split's partial state goes to the workspace.
-    const int tile_id = blockIdx.x;
+    // Split-KV: the splits' states meet in a binary tree (combine_tree).
     if (gridDim.x * gridDim.z > C::kWorkspaceTiles || gridDim.x > C::kTargetCtas || splits > C::kMaxSplits) {
       poison_rows(a, rows, row0, q_start);
       return;
     }
-    const int part = tile_id * splits + split;
-    float *ws_o = a.workspace + (long long)part * kBlockM * kLatent;
-    float *ws_m = a.workspace + (long long)C::kWorkspaceTiles * kBlockM * kLatent + (long long)part * kBlockM;
-    float *ws_l = ws_m + (long long)C::kWorkspaceTiles * kBlockM;
-    unsigned *counters =
-        reinterpret_cast<unsigned *>(a.workspace + (long long)C::kWorkspaceTiles * kBlockM * (kLatent + 2));
+    float mm[2] = {m[0] * scale, m[1] * scale};  // log2 units (-inf: no keys)
+    if (!combine_tree(a, smem, o, mm, l, warp, g, t, wg))
+      return;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       const int r = warp * 16 + g + 8 * i;
       if (r < rows) {
+        const float inv = l[i] > 0.0f ? a.out_scale / l[i] : 0.0f;
 #pragma unroll
         for (int n = 0; n < kONBlocks; ++n)
-          __stcg(reinterpret_cast<float2 *>(ws_o + r * kLatent + wg * kHalf + n * 8 + 2 * t),
-                 make_float2(o[n][2 * i], o[n][2 * i + 1]));
-        if (t == 0 && wg == 0) {
-          __stcg(ws_m + r, m[i] * scale);  // log2 units (-inf: no keys)
-          __stcg(ws_l + r, l[i]);
-        }
+          store_output(a, row0, q_start, r, wg * kHalf + n * 8 + 2 * t, o[n][2 * i] * inv, o[n][2 * i + 1] * inv);
       }
     }
-    __threadfence();
-    __syncthreads();
-    unsigned &last_split = *reinterpret_cast<unsigned *>(smem + C::kSplitFlagOffset);
-    if (tid == 0)
-      last_split = atomicAdd(counters + tile_id, 1u) == unsigned(splits - 1);
-    __syncthreads();
-    if (!last_split)
-      return;
-    __threadfence();
-    merge(a, smem, rows, row0, q_start, tile_id, counters);
   }
 
-  /// The last split merges all splits' partials of the row tile: weights per
-  /// (split, row) in shared memory first, then every output with several
-  /// splits' loads in flight.
-  static __device__ __forceinline__ void merge(const Args &a, unsigned char *smem, int rows, int row0, int q_start,
-                                               int tile_id, unsigned *counters) {
-    const int tid = threadIdx.x, splits = gridDim.z;
-    float *w_s = reinterpret_cast<float *>(smem);                   // [kMaxSplits][64]: m, then weights
-    float *l_s = reinterpret_cast<float *>(smem + C::kMergeLOffset);  // [kMaxSplits][64]
-    float *inv_s = reinterpret_cast<float *>(smem + C::kMergeInvOffset);  // [64]
-    const float *all_m = a.workspace + (long long)C::kWorkspaceTiles * kBlockM * kLatent +
-                         (long long)tile_id * splits * kBlockM;
-    const float *all_l = all_m + (long long)C::kWorkspaceTiles * kBlockM;
-    for (int i = tid; i < splits * rows; i += kThreads) {
-      const int z = i / rows, r = i % rows;
-      w_s[z * kBlockM + r] = __ldcg(all_m + z * kBlockM + r);
-      l_s[z * kBlockM + r] = __ldcg(all_l + z * kBlockM + r);
-    }
-    __syncthreads();
-    for (int r = tid; r < rows; r += kThreads) {
-      float mm = -attnc::infinity();
-      for (int z = 0; z < splits; ++z) mm = fmaxf(mm, w_s[z * kBlockM + r]);
-      const float mu = mm == -attnc::infinity() ? 0.0f : mm;
-      float ll = 0.0f;
-      for (int z = 0; z < splits; ++z) {
-        const float w = attnc::fast_exp2(w_s[z * kBlockM + r] - mu);
-        w_s[z * kBlockM + r] = w;
-        ll += l_s[z * kBlockM + r] * w;
-      }
-      inv_s[r] = ll > 0.0f ? a.out_scale / ll : 0.0f;
-    }
-    __syncthreads();
-    const float *all_o = a.workspace + (long long)tile_id * splits * kBlockM * kLatent;
-    // Items of 4 outputs: rows * R / 4 of them, 8 per thread per pass.
-    constexpr int kItems = 8, kUnroll = 4, kRowItems = kLatent / 4;
-    const int total = rows * kRowItems;
-    for (int base = 0; base < total; base += kItems * kThreads) {
-      float4 acc[kItems];
-#pragma unroll
-      for (int i = 0; i < kItems; ++i) acc[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      for (int z0 = 0; z0 < splits; z0 += kUnroll) {
-        float4 v[kUnroll][kItems];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-          for (int i = 0; i < kItems; ++i) {
-            const int e = base + i * kThreads + tid, z = z0 + u;
-            v[u][i] = z < splits && e < total
-                          ? __ldcg(reinterpret_cast<const float4 *>(all_o + ((long long)z * kBlockM + e / kRowItems) * kLatent +
-                                                                    e % kRowItems * 4))
-                          : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-          }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-          for (int i = 0; i < kItems; ++i) {
-            const int e = base + i * kThreads + tid, r = min(e / kRowItems, rows - 1);
-            const float w = z0 + u < splits ? w_s[(z0 + u) * kBlockM + r] : 0.0f;
-            acc[i].x += v[u][i].x * w;
-            acc[i].y += v[u][i].y * w;
-            acc[i].z += v[u][i].z * w;
-            acc[i].w += v[u][i].w * w;
-          }
-      }
-#pragma unroll
-      for (int i = 0; i < kItems; ++i) {
-        const int e = base + i * kThreads + tid;
-        if (e < total) {
-          const int r = e / kRowItems, col = e % kRowItems * 4;
-          const float inv = inv_s[r];
-          store_output(a, row0, q_start, r, col, acc[i].x * inv, acc[i].y * inv);
-          store_output(a, row0, q_start, r, col + 2, acc[i].z * inv, acc[i].w * inv);
+  /// ld.acquire.gpu of a workspace flag word.
+  static __device__ __forceinline__ unsigned load_acquire(const unsigned *p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return v;
+  }
+
+  /// The split-KV merge: a binary tree over the row tile's splits. The
+  /// state of a run of splits (o, the rows' maxima mm in log2 units and
+  /// sums l, all in this thread's registers) starts as this split's; at
+  /// level k the runs [lo, lo + 2^k) and [lo + 2^k, lo + 2^(k+1)) meet at a
+  /// node whose two bits (arrived, ready) are in the workspace's counter
+  /// words. The first run to arrive writes its state to the slot of its
+  /// first split, sets ready and exits; the second waits for ready (the
+  /// first is running: it arrived, and writes and exits without waiting on
+  /// anything), adds the first's state into its registers, clears both bits
+  /// (the workspace is reusable launch after launch) and goes up. The root's
+  /// CTA returns true, holding the row tile's whole state; every other CTA
+  /// returns false. A CTA never waits on one that may not be scheduled, and
+  /// the last split to finish does ceil(log2(splits)) reads of a state and
+  /// no write before the output. A state's slot: o as [kONBlocks][256
+  /// threads] float4 (this thread's accumulators, coalesced), the rows' mm
+  /// and l as [64] floats each.
+  static __device__ __forceinline__ bool combine_tree(const Args &a, unsigned char *smem, float (&o)[kONBlocks][4],
+                                                      float (&mm)[2], float (&l)[2], int warp, int g, int t, int wg) {
+    const int tid = threadIdx.x, splits = gridDim.z, tile_id = blockIdx.x;
+    const long long first_part = (long long)tile_id * splits;
+    float *ws_o = a.workspace + first_part * kBlockM * kLatent;
+    float *ws_m = a.workspace + (long long)C::kWorkspaceTiles * kBlockM * kLatent + first_part * kBlockM;
+    float *ws_l = ws_m + (long long)C::kWorkspaceTiles * kBlockM;
+    // Node bits: node (tile, mid - 1) of the split point mid owns bits 2 b
+    // and 2 b + 1 of the counter words, b = tile * splits + mid - 1 (fewer
+    // than kWorkspaceTiles nodes: 2 bits each fit the kTargetCtas words).
+    unsigned *words =
+        reinterpret_cast<unsigned *>(a.workspace + (long long)C::kWorkspaceTiles * kBlockM * (kLatent + 2));
+    unsigned &arrived_second = *reinterpret_cast<unsigned *>(smem + C::kSplitFlagOffset);
+    int lo = blockIdx.z;
+    for (int span = 1; span < splits; span *= 2) {
+      const int parent = lo & ~(2 * span - 1), mid = parent + span;
+      if (mid >= splits)
+        continue;  // no right run: this run is the parent's
+      const int bit = 2 * (int)((first_part + mid - 1) % 16);
+      unsigned *word = words + (first_part + mid - 1) / 16;
+      const unsigned arrive = 1u << bit, ready = 2u << bit;
+      __syncthreads();  // (the flag's last readers are done)
+      if (tid == 0) {
+        unsigned state = atomicOr(word, arrive);
+        arrived_second = (state & arrive) != 0u;
+        if (arrived_second) {
+          while ((state & ready) == 0u)
+            state = load_acquire(word);
+          __threadfence();  // (acquire: the other's state, for the CTA after the barrier)
+          atomicAnd(word, ~(arrive | ready));  // ready for the next launch on this workspace
         }
       }
+      __syncthreads();
+      if (!arrived_second) {
+        float *slot_o = ws_o + (long long)lo * kBlockM * kLatent;
+#pragma unroll
+        for (int n = 0; n < kONBlocks; ++n)
+          __stcg(reinterpret_cast<float4 *>(slot_o) + n * kThreads + tid, make_float4(o[n][0], o[n][1], o[n][2], o[n][3]));
+        if (t == 0 && wg == 0) {
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            const int r = warp * 16 + g + 8 * i;
+            __stcg(ws_m + lo * kBlockM + r, mm[i]);
+            __stcg(ws_l + lo * kBlockM + r, l[i]);
+          }
+        }
+        __threadfence();
+        __syncthreads();
+        if (tid == 0)
+          atomicOr(word, ready);
+        return false;
+      }
+      // The other run's state: [parent, mid) if this one is [mid, ..), else [mid, ..).
+      const int other = lo == parent ? mid : parent;
+      const float *other_o = ws_o + (long long)other * kBlockM * kLatent;
+      float w_own[2], w_other[2];
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int r = warp * 16 + g + 8 * i;
+        const float m_other = __ldcg(ws_m + other * kBlockM + r), l_other = __ldcg(ws_l + other * kBlockM + r);
+        const float m_new = fmaxf(mm[i], m_other);
+        const float mu = m_new == -attnc::infinity() ? 0.0f : m_new;
+        w_own[i] = attnc::fast_exp2(mm[i] - mu);
+        w_other[i] = attnc::fast_exp2(m_other - mu);
+        mm[i] = m_new;
+        l[i] = l[i] * w_own[i] + l_other * w_other[i];
+      }
+      constexpr int kChunk = kONBlocks % 16 == 0 ? 16 : 8;  // float4 loads in flight a thread
+      static_assert(kONBlocks % kChunk == 0, "whole chunks of accumulator groups");
+#pragma unroll
+      for (int n0 = 0; n0 < kONBlocks; n0 += kChunk) {
+        float4 v[kChunk];
+#pragma unroll
+        for (int n = 0; n < kChunk; ++n)
+          v[n] = __ldcg(reinterpret_cast<const float4 *>(other_o) + (n0 + n) * kThreads + tid);
+#pragma unroll
+        for (int n = 0; n < kChunk; ++n) {
+          o[n0 + n][0] = o[n0 + n][0] * w_own[0] + v[n].x * w_other[0];
+          o[n0 + n][1] = o[n0 + n][1] * w_own[0] + v[n].y * w_other[0];
+          o[n0 + n][2] = o[n0 + n][2] * w_own[1] + v[n].z * w_other[1];
+          o[n0 + n][3] = o[n0 + n][3] * w_own[1] + v[n].w * w_other[1];
+        }
+      }
+      lo = parent;
     }
-    if (tid == 0)
-      counters[tile_id] = 0u;  // ready for the next launch on this workspace
+    return true;
   }
 
   /// The kernel: finds the row tile's sequence and rows, then runs the tile.

@@ -7,9 +7,7 @@
 // row maxima (2 x 2 x 64 floats) at 131072, row sums (2 x 64 floats) at
 // 132096, split flag at 132608, the tile's sequence at 132624, the K
 // tiles' mbarriers (2 x 5 x 8 bytes) at 132640, 132720 in all (one CTA
-// per SM still: two would need 265440 > 232448 bytes); the
-// merge's sums after 32 x 64 weights (8192) and its scales after as many
-// sums (16384), inside the 40960-byte Q area. Workspace W = 264 x 64 x
+// per SM still: two would need 265440 > 232448 bytes). Workspace W = 264 x 64 x
 // (256 + 2) + 132 = 4359300 floats. P V by wgmma m64n128k16 (each
 // warpgroup keeps 128 of the 256 output columns).
 
@@ -30,8 +28,6 @@
 // CHECK-NEXT: static constexpr int kSplitFlagOffset = 132608;
 // CHECK-NEXT: static constexpr int kOwnerOffset = 132624;
 // CHECK-NEXT: static constexpr int kBarOffset = 132640;
-// CHECK-NEXT: static constexpr int kMergeLOffset = 8192;
-// CHECK-NEXT: static constexpr int kMergeInvOffset = 16384;
 // CHECK-NEXT: static constexpr int kSharedBytes = 132720;
 // CHECK-LABEL: // ===== abi mla__latent_attention =====
 // CHECK: "name": "query",

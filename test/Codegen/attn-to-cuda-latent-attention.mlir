@@ -7,8 +7,8 @@
 // = 264. Shared memory: Q 64 x 576 x 2 = 73728 bytes, two K tiles of 73728
 // from 73728, P (64 x 64 x 2) at 221184, row maxima (2 x 2 x 64 floats) at
 // 229376, row sums (2 x 64 floats) at 230400, split flag at 230912, the
-// tile's sequence at 230928, 230944 in all; the merge's sums after 32 x 64
-// weights (8192) and its scales after as many sums (16384). Workspace W =
+// tile's sequence at 230928, 230944 in all (the split merge, a tree over
+// the splits, keeps its state in registers and the workspace). Workspace W =
 // 264 x 64 x (512 + 2) + 132 = 8684676 floats. Grid: x = ceil(num_tokens x
 // 16 / 64) + num_seqs, y = 1, z = num_kv_splits.
 
@@ -44,8 +44,6 @@
 // CHECK-NEXT: static constexpr int kSplitFlagOffset = 230912;
 // CHECK-NEXT: static constexpr int kOwnerOffset = 230928;
 // CHECK-NEXT: static constexpr int kBarOffset = 230944;
-// CHECK-NEXT: static constexpr int kMergeLOffset = 8192;
-// CHECK-NEXT: static constexpr int kMergeInvOffset = 16384;
 // CHECK-NEXT: static constexpr int kSharedBytes = 231088;
 // CHECK: extern "C" __global__ void __launch_bounds__(Config::kThreads, 1)
 // CHECK-NEXT: mla__latent_attention(const __nv_bfloat16 *__restrict__ query,

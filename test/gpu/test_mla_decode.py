@@ -459,3 +459,89 @@ def test_automatic_split_rule_fills_the_gpu():
     assert model.latent_attention_splits(LAYER, 64, 64) == max(1, target // 128)
     assert model.latent_attention_splits(LAYER, 128, 128) == 1
     assert model_for(16, 64).latent_attention_splits(LAYER, 128, 128) == max(1, target // 128)
+
+
+#: The split-KV merge (a binary tree over a row tile's splits: the second
+#: state to reach a node adds the first's into its registers, the root's
+#: CTA writes the output): the most splits with one row tile (H 64) and two
+#: (H 128), split counts that are not powers of two (nodes without a right
+#: run), more splits than key tiles (empty splits: no keys, maxima -inf),
+#: the long decode the tree is for (B 1, L 32768, H 128 and H 16), R 256,
+#: 384 and 128.
+CASES_MERGE = [
+    # rank, heads, page, lens, mtp, splits
+    (R, 64, 64, [4096], 1, "max"),
+    (R, 128, 64, [4096], 1, "max"),
+    (R, 128, 64, [32768], 1, "auto"),
+    (R, 128, 64, [32768], 1, "max"),
+    (R, 16, 64, [32768], 1, "auto"),
+    (R, 16, 16, [32768], 2, "max"),
+    (R, 128, 64, [5000], 1, 31),
+    (R, 128, 64, [5000], 1, 7),
+    (R, 64, 64, [3000], 1, 3),
+    (R, 128, 64, [700], 1, "max"),  # 11 key tiles for 32 splits
+    (R, 16, 64, [1, 65], 1, "max"),  # a single key: one split of keys
+    (256, 128, 64, [32768], 1, "max"),
+    (256, 16, 16, [9000, 3], 3, 13),
+    (384, 128, 64, [20000], 1, "max"),  # 24 accumulator groups a thread
+    (128, 16, 64, [20000], 1, "max"),
+]
+
+
+@pytest.mark.parametrize("rank,heads,page,lens,mtp,splits", CASES_MERGE,
+                         ids=[f"merge-r{c[0]}-h{c[1]}-p{c[2]}-L{max(c[3])}-mtp{c[4]}-s{c[5]}-{i}"
+                              for i, c in enumerate(CASES_MERGE)])
+def test_merge_tree_matches_reference(rank, heads, page, lens, mtp, splits):
+    check_against_reference(heads, page, lens, mtp, splits, rank=rank)
+
+
+@pytest.mark.parametrize("fp8,rank", [(False, R), (True, R), (False, 256)],
+                         ids=["bf16", "fp8", "bf16-r256"])
+def test_merge_tree_reuses_the_workspace_across_split_counts(fp8, rank):
+    """One workspace, launches of different split counts (different trees,
+    so different node flags): each matches the reference and leaves every
+    counter word zero (the contract that makes the workspace reusable, CUDA
+    graph replays included)."""
+    heads = 128
+    model = model_for(heads, 64, fp8=fp8, rank=rank)
+    batch = Batch(heads, 64, [32768 if not fp8 else 8192, 1000], 1, seed=29, fp8=fp8, rank=rank)
+    top = max_splits_accepted(model, batch)
+    target = int(model.kernel(LAYER, "latent_attention").abi["hints"]["target_ctas"])
+    ws = poisoned_workspace(model)
+    ref = batch.reference()
+    for count in (top, 5, top, 2, top - 1):
+        out = torch.full((batch.query.shape[0], heads, rank), float("nan"), dtype=torch.bfloat16,
+                         device="cuda")
+        model.latent_attention(LAYER, batch.query, latent_cache=batch.cache,
+                               block_tables=batch.tables, seq_lens=batch.seq_lens,
+                               query_start_loc=batch.query_start_loc, cache_scale=batch.cache_scale,
+                               out=out, workspace=ws, num_kv_splits=count)
+        torch.cuda.synchronize()
+        if fp8:
+            assert_matches_fp8(f"splits {count}", out, batch)
+        else:
+            assert_matches(f"R {rank} splits {count}", out, ref)
+        counters = ws[ws.numel() - target:].view(torch.int32)  # (bits: -0.0 == 0 as floats)
+        assert int((counters != 0).sum()) == 0, f"splits {count}: counter words left set"
+
+
+@pytest.mark.parametrize("fp8", [False, True], ids=["bf16", "fp8"])
+def test_merge_tree_fp8_and_bf16_at_most_splits(fp8):
+    """B 1 and B 2 at the most splits the launch takes, fp8 and bf16 caches,
+    rising scores (the splits' maxima differ widely, so the tree's weights
+    span many powers of two)."""
+    model = model_for(128, 64, fp8=fp8)
+    for lens in ([20000], [9000, 12000]):
+        batch = Batch(128, 64, lens, 1, seed=31 + len(lens), trend=14.0, fp8=fp8)
+        count = max_splits_accepted(model, batch)
+        out = torch.full((batch.query.shape[0], 128, R), float("nan"), dtype=torch.bfloat16,
+                         device="cuda")
+        model.latent_attention(LAYER, batch.query, latent_cache=batch.cache,
+                               block_tables=batch.tables, seq_lens=batch.seq_lens,
+                               query_start_loc=batch.query_start_loc, cache_scale=batch.cache_scale,
+                               out=out, workspace=poisoned_workspace(model), num_kv_splits=count)
+        torch.cuda.synchronize()
+        if fp8:
+            assert_matches_fp8(f"B {len(lens)} splits {count}", out, batch)
+        else:
+            assert_matches(f"B {len(lens)} splits {count}", out, batch.reference())

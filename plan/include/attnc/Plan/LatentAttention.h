@@ -15,8 +15,8 @@
 //  - the row maxima of both warpgroups' halves, two tiles' worth
 //    (2 x 2 x 64 floats), the row sums (2 x 64 floats);
 //  - the split merge's flag (16 bytes) and the tile's sequence (16 bytes).
-// After the key loop the Q area holds the split merge's weights and sums
-// (max_kv_splits x 64 floats each) and the rows' output scales (64 floats).
+// (The split merge, a tree over a row tile's splits, works in registers and
+// the workspace: no shared memory of its own.)
 // An fp8 e4m3 cache uses the same map: a tile's fp8 bytes (half the 16-bit
 // tile's) land inside its K tile and are widened there in place.
 //
@@ -47,9 +47,9 @@ constexpr const char *kLatentRankRule =
     "a multiple of 128 from 128 to 512 (the MLA decode kernel's output "
     "width: two warpgroups of kv_lora_rank / 2 columns, whole 64-column "
     "blocks, one wgmma m64n(kv_lora_rank / 2)k16 each)";
-/// At most this many splits: the last split reads every split's partial
-/// output (64 rows x R floats), one CTA's reads, so the merge grows with
-/// the count.
+/// At most this many splits. The splits of a row tile merge in a binary
+/// tree (the last to finish reads ceil(log2(splits)) partial states of 64
+/// rows x R floats), so the merge grows with the count's logarithm.
 constexpr int64_t kLatentMaxKvSplits = 32;
 
 /// Rows of one TMA box of a K tile (the 16-bit cache's tensor map): one
@@ -61,7 +61,7 @@ inline int64_t latentKBoxRows(int64_t blockSize) {
 }
 
 /// The shared-memory map of the MLA decode kernel for rows of `qkDim`
-/// (R + P) 16-bit values and `maxKvSplits` splits.
+/// (R + P) 16-bit values.
 struct LatentAttentionSharedMap {
   int64_t qOffset = 0;
   int64_t kOffset = 0;
@@ -72,13 +72,10 @@ struct LatentAttentionSharedMap {
   int64_t splitFlagOffset = 0;
   int64_t ownerOffset = 0;
   int64_t barOffset = 0; ///< the K tiles' mbarriers: [2 buffers][column blocks]
-  int64_t mergeLOffset = 0;   ///< inside the Q area, after the key loop
-  int64_t mergeInvOffset = 0; ///< inside the Q area, after the key loop
   int64_t totalBytes = 0;
 };
 
-inline LatentAttentionSharedMap latentAttentionSharedMap(int64_t qkDim,
-                                                         int64_t maxKvSplits) {
+inline LatentAttentionSharedMap latentAttentionSharedMap(int64_t qkDim) {
   LatentAttentionSharedMap map;
   int64_t qBytes = kLatentBlockM * qkDim * 2;
   map.qOffset = 0;
@@ -91,15 +88,7 @@ inline LatentAttentionSharedMap latentAttentionSharedMap(int64_t qkDim,
   map.ownerOffset = map.splitFlagOffset + 16;
   map.barOffset = map.ownerOffset + 16;
   map.totalBytes = map.barOffset + 2 * (qkDim / 64) * 8;
-  map.mergeLOffset = maxKvSplits * kLatentBlockM * 4;
-  map.mergeInvOffset = 2 * map.mergeLOffset;
   return map;
-}
-
-/// Whether the merge's statistics fit the Q area they reuse.
-inline bool latentMergeFits(int64_t qkDim, int64_t maxKvSplits) {
-  LatentAttentionSharedMap map = latentAttentionSharedMap(qkDim, maxKvSplits);
-  return map.mergeInvOffset + kLatentBlockM * 4 <= map.kOffset;
 }
 
 /// The split-KV limits of the MLA decode kernel on a GPU of `numSms` SMs:
