@@ -1145,6 +1145,7 @@ template <class C> struct PagedAttention {
         reinterpret_cast<unsigned long long *>(smem + C::kSlotOffset + 3 * kBlockN * 4) - 3;
     if constexpr (kTma) {
       static_assert(C::kSlotOffset % 8 == 0 && 3 * kBoxes * 4 <= 3 * kBlockN * 4 - 24, "the ring and the mbarriers fit");
+      static_assert(C::kWgmmaVOffset % 1024 == 0 && kBoxRows % 8 == 0, "boxes land on whole 1024-byte swizzle atoms");
       if (tid == 0)
         for (int i = 0; i < 3; ++i) attnc::mbarrier_init(bars + i, 1);
       for (int k = tid; k < kBoxes; k += kThreads) {

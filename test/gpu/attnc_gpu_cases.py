@@ -478,6 +478,19 @@ def mma_sync_cases():
     ]
 
 
+def tma_cases():
+    """The wgmma form's TMA K/V loads at the page sizes and head dims the
+    matrix does not reach: pages of 8 (the smallest that takes TMA) with
+    80/48 heads (inner extents of 80 and 48 under 64-column boxes: the
+    padding columns land as zeros), and pages of 128 (boxes of 64 rows at
+    row 0 or 64 of a page), each with sequence ends inside a page."""
+    return [
+        AttentionCase((80, 48), (12, 3), "bf16", "same", 8, 0, False, False, "prefill"),
+        AttentionCase((80, 48), (12, 3), "fp16", "same", 8, 0, False, False, "mixed"),
+        AttentionCase((128, 128), (32, 4), "bf16", "same", 128, 0, False, False, "mixed"),
+    ]
+
+
 def attention_cases():
     """Every attention case test_attention.py runs: the matrix, long
     contexts, GQA tile shapes, causal edges and the mma.sync form on sm_90.
@@ -485,4 +498,4 @@ def attention_cases():
     CPU compile check of every suite configuration (python/tests) covers them
     too."""
     return (matrix_cases() + long_context_cases() + gqa_tile_cases() + causal_edge_cases()
-            + mma_sync_cases() + feature_cases())
+            + mma_sync_cases() + feature_cases() + tma_cases())
