@@ -408,6 +408,11 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
       schedule.getPipelineStages(), limits.maxKvSplits, layer.fp8, wgmma);
   int64_t blockSize = emission.getBlockSize();
   bool tma = takesTmaKv(layer, wgmma, blockSize);
+  // The tiered JIT's baseline of a TMA kernel (attn-specialize marks it)
+  // takes the same parameters, tensor maps included, and leaves the maps
+  // unread: its tiers swap at a launch only when their parameters agree.
+  bool tmaParams =
+      tma || takesTmaKv(layer, op->hasAttr("attn.wgmma_baseline"), blockSize);
 
   std::string source;
   llvm::raw_string_ostream os(source);
@@ -437,15 +442,15 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   std::vector<EmittedParam> params = attentionParams(
       op, gateOp, layer, /*tensorCore=*/true,
       attnc::plan::attentionWorkspaceFloats(limits, blockM, vPadded),
-      tma ? std::min<int64_t>(blockSize, schedule.getBlockN()) : 0);
+      tmaParams ? std::min<int64_t>(blockSize, schedule.getBlockN()) : 0);
   printEntryPoint(os, layer.name,
-                  tma ? "attnc::paged_attention_tma<Config>"
-                      : "attnc::paged_attention<Config>",
+                  tmaParams ? "attnc::paged_attention_tma<Config>"
+                            : "attnc::paged_attention<Config>",
                   params);
 
   KernelAbi abi = tensorCoreAbi(layer, params, schedule, limits, map);
   // The tensor maps' outer dim (the caches' blocks) is no kernel parameter.
-  if (tma)
+  if (tmaParams)
     abi.launch_scalars = {"num_blocks"};
   return EmittedKernel{layer.name, "attention", layerOf(function), std::move(source),
                        std::move(abi)};

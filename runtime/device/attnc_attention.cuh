@@ -1367,7 +1367,9 @@ __device__ __forceinline__ void paged_attention(
 /// paged_attention for a Config with kTmaKv: the same kernel, its wgmma
 /// tiles' K/V loaded through the tensor maps over k_cache and v_cache
 /// ([num_blocks, block_size, kv_heads, head_dim], boxes of one page's rows x
-/// 64 values of one head, 128-byte swizzle).
+/// 64 values of one head, 128-byte swizzle). A Config without it (the tiered
+/// JIT's mma.sync baseline of such a kernel, which takes its parameters)
+/// leaves the maps unread.
 template <class C>
 __device__ __forceinline__ void paged_attention_tma(
     const typename C::act_t *query, const typename C::cache_t *k_cache,
@@ -1378,7 +1380,6 @@ __device__ __forceinline__ void paged_attention_tma(
     const int *seq_lens, const int *query_start_loc, const float *sinks, const float *k_scale,
     const float *v_scale, const typename C::act_t *gate, typename C::act_t *output,
     float *workspace, int num_tokens, int num_seqs, int max_blocks_per_seq, int num_kv_splits) {
-  static_assert(TmaKv<C>::value, "paged_attention_tma: a Config with kTmaKv");
   PagedAttention<C>::run(query, k_cache, v_cache,
                          attnc::make_cache_strides(k_cache_block_stride, k_cache_token_stride, k_cache_head_stride),
                          attnc::make_cache_strides(v_cache_block_stride, v_cache_token_stride, v_cache_head_stride),
