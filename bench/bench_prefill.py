@@ -45,7 +45,7 @@ def cudnn(q, k, v):
             F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
             return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True,
                                                           enable_gqa=True)
-        except RuntimeError:
+        except (RuntimeError, TypeError):  # no GQA in this backend or torch
             group = q.shape[1] // k.shape[1]
             ke, ve = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
             return lambda: F.scaled_dot_product_attention(q, ke, ve, is_causal=True)
