@@ -1030,7 +1030,7 @@ template <class C> struct PagedAttention {
       const int row = (tile * kBlockN + p * kBoxRows) % kBlockSize;
 #pragma unroll
       for (int b = 0; b < kColBlocks; ++b)
-        attnc::tma_load_4d(dst + b * kBlockN * 128 + p * kBoxRows * 128, map, bar, b * 64, row, kv_head, block);
+        attnc::tma_load_4d(dst + b * kBlockN * 128 + p * kBoxRows * 128, map, bar, b * 64, kv_head, row, block);
     }
   }
   /// TMA K/V: zeroes the rows `from`.. of the landed V tile (keys past the
