@@ -132,12 +132,19 @@ void printAttentionHeader(llvm::raw_ostream &os, const AttentionLayer &layer,
 
 /// Whether the tensor-core kernel loads its K/V tiles by the tensor memory
 /// accelerator (paged_attention_tma<Config>, Config::kTmaKv): the wgmma form
-/// (16-bit caches of the activation type) over pages of 8 or more tokens
-/// (a box's rows are whole 128-byte swizzle rows of 8-row atoms) whose rows
+/// (16-bit caches of the activation type) over pages of kTmaMinPageRows or
+/// more tokens whose rows
 /// are whole 16-byte chunks (the tensor map's strides are multiples of 16
 /// bytes). Other kernels keep the cp.async gather and their code.
 bool takesTmaKv(const AttentionLayer &layer, bool wgmma, int64_t blockSize) {
-  return wgmma && !layer.fp8 && !layer.contiguous && blockSize >= 8 &&
+  // Boxes work from pages of 8 (whole 8-row swizzle atoms), and the GPU
+  // suite passes there; but one thread issuing a box per page and 64-column
+  // block made 192/128 prefill at pages of 16 (12 K boxes a tile) slower
+  // than the cp.async gather of pages of 4 (H200, 2026-12-03: 317 against
+  // 362 TFLOP/s), while pages of 64 gained (399; 384 before). So smaller
+  // pages keep cp.async until the warp-specialised form issues the boxes.
+  constexpr int64_t kTmaMinPageRows = 64;
+  return wgmma && !layer.fp8 && !layer.contiguous && blockSize >= kTmaMinPageRows &&
          rowIsWholeChunks(layer.qkHeadDim, 2) && rowIsWholeChunks(layer.vHeadDim, 2);
 }
 

@@ -18,7 +18,7 @@ CACHE_STRIDES = ["k_cache_block_stride", "k_cache_token_stride", "k_cache_head_s
 def attention_cache_maps(kernel):
     """The tensor maps an attention kernel takes after its caches' strides:
     k_cache_map and v_cache_map where its schedule is the wgmma form
-    (printed `mma=wgmma` in the source's header) over pages of 8 or more
+    (printed `mma=wgmma` in the source's header) over pages of 64 or more
     tokens with rows of whole 16-byte chunks (head dims multiples of 8), else
     none. Asserts each map's spec (boxes of one page's rows, at most 64, x 64
     values of one KV head, 128-byte swizzle) and the num_blocks launch
@@ -26,7 +26,7 @@ def attention_cache_maps(kernel):
     abi = {p["name"]: p for p in kernel.abi["params"]}
     _, block_size, _, dqk = abi["k_cache"]["shape"]
     dv = abi["v_cache"]["shape"][3]
-    tma = ("mma=wgmma" in kernel.source and block_size >= 8
+    tma = ("mma=wgmma" in kernel.source and block_size >= 64
            and dqk % 8 == 0 and dv % 8 == 0)
     maps = [p["name"] for p in kernel.abi["params"] if p["kind"] == "tensor_map"]
     if not tma:

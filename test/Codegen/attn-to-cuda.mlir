@@ -646,8 +646,7 @@ func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?x
 // 16-byte chunks (the cp.async path). No gate, sinks, window or fp8.
 // CHECK-LABEL: // ===== kernel pair__attention (attention) =====
 // CHECK: // schedule: block_m=128 block_n=64 num_warps=4 pipeline_stages=2 qk_dim_padded=128 v_dim_padded=128 gqa_pack=4 split_kv_min_keys=256 max_kv_splits=64 target_ctas=264 mma=wgmma form=tensor_core
-// CHECK-NEXT: // Tensor-core form: wgmma m64nNk16 (sm_90a) for tiles of more than 16 rows, K/V tiles loaded
-// CHECK-NEXT: // by the tensor memory accelerator (tensor maps over the caches, boxes of one page's
+// CHECK-NEXT: // Tensor-core form: wgmma m64nNk16 (sm_90a) for tiles of more than 16 rows, mma.sync m16n8k16
 // CHECK: using cache_t = __nv_bfloat16;
 // CHECK-NEXT: static constexpr int kNumQHeads = 32;
 // CHECK-NEXT: static constexpr int kNumKvHeads = 8;
@@ -673,44 +672,16 @@ func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?x
 // CHECK-NEXT: static constexpr int kWgmmaVOffset = 65536;
 // CHECK: static constexpr int kSlotOffset = 81920;
 // CHECK: static constexpr int kSharedBytes = 82720;
-// The wgmma form of a bf16 cache of 16-token pages (whole 16-byte rows):
-// TMA K/V, tensor maps after the caches' strides.
-// CHECK-NEXT: static constexpr bool kTmaKv = true;
-// CHECK: long long v_cache_head_stride,
-// CHECK-NEXT: const __grid_constant__ attnc::TensorMap k_cache_map,
-// CHECK-NEXT: const __grid_constant__ attnc::TensorMap v_cache_map,
-// CHECK-NEXT: const int *__restrict__ block_tables,
 // CHECK: const int *__restrict__ query_start_loc,
 // CHECK-NEXT: __nv_bfloat16 *__restrict__ output,
 // CHECK-NEXT: float *__restrict__ workspace,
-// CHECK: attnc::paged_attention_tma<Config>(
-// CHECK-NEXT: query, k_cache, v_cache, k_cache_block_stride, k_cache_token_stride, k_cache_head_stride, v_cache_block_stride, v_cache_token_stride, v_cache_head_stride, &k_cache_map, &v_cache_map, block_tables, seq_lens, query_start_loc, nullptr, nullptr, nullptr, nullptr, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
+// CHECK: attnc::paged_attention<Config>(
+// CHECK-NEXT: query, k_cache, v_cache, k_cache_block_stride, k_cache_token_stride, k_cache_head_stride, v_cache_block_stride, v_cache_token_stride, v_cache_head_stride, block_tables, seq_lens, query_start_loc, nullptr, nullptr, nullptr, nullptr, output, workspace, num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits);
 // ABSENT-LABEL: // ===== kernel pair__attention (attention) =====
 // ABSENT-NOT: __restrict__ sinks
 // ABSENT-NOT: __restrict__ gate
 // ABSENT-NOT: __restrict__ k_scale
 // CHECK-LABEL: // ===== abi pair__attention =====
-// Boxes of one 16-token page's rows x 64 values of one KV head
-// ([num_blocks, block_size, kv_heads, head_dim], outermost first).
-// CHECK: "name": "v_cache_head_stride",
-// CHECK-NEXT: "kind": "i64"
-// CHECK-NEXT: },
-// CHECK-NEXT: {
-// CHECK-NEXT: "name": "k_cache_map",
-// CHECK-NEXT: "kind": "tensor_map",
-// CHECK-NEXT: "tensor": "k_cache",
-// CHECK-NEXT: "box": [
-// CHECK-NEXT: 1,
-// CHECK-NEXT: 16,
-// CHECK-NEXT: 1,
-// CHECK-NEXT: 64
-// CHECK-NEXT: ],
-// CHECK-NEXT: "swizzle": 128
-// CHECK-NEXT: },
-// CHECK-NEXT: {
-// CHECK-NEXT: "name": "v_cache_map",
-// CHECK-NEXT: "kind": "tensor_map",
-// CHECK-NEXT: "tensor": "v_cache",
 // CHECK: "name": "output",
 // CHECK: },
 // CHECK-NEXT: {
@@ -738,9 +709,6 @@ func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?x
 // CHECK-NEXT: "name": "num_kv_splits",
 // CHECK-NEXT: "kind": "i32"
 // CHECK-NEXT: }
-// CHECK-NEXT: ],
-// CHECK-NEXT: "launch_scalars": [
-// CHECK-NEXT: "num_blocks"
 // CHECK-NEXT: ],
 // CHECK-NEXT: "block": [
 // CHECK-NEXT: 128,
