@@ -130,14 +130,35 @@ void printAttentionHeader(llvm::raw_ostream &os, const AttentionLayer &layer,
      << "\n";
 }
 
-/// The parameters of paged_attention<Config> (tensorCore) or
-/// reference_attention<Config>, in the template's order: both forms' entry
-/// points, their ABI and the call into the template are printed from this
-/// one list; the parameters this layer does not have are absent.
+/// Whether the tensor-core kernel loads its K/V tiles by the tensor memory
+/// accelerator (paged_attention_tma<Config>, Config::kTmaKv): the wgmma form
+/// (16-bit caches of the activation type) over pages of kTmaMinPageRows or
+/// more tokens whose rows
+/// are whole 16-byte chunks (the tensor map's strides are multiples of 16
+/// bytes). Other kernels keep the cp.async gather and their code.
+bool takesTmaKv(const AttentionLayer &layer, bool wgmma, int64_t blockSize) {
+  // Boxes work from pages of 8 (whole 8-row swizzle atoms), and the GPU
+  // suite passes there; but one thread issuing a box per page and 64-column
+  // block made 192/128 prefill at pages of 16 (12 K boxes a tile) slower
+  // than the cp.async gather of pages of 4 (H200, 2026-12-03: 317 against
+  // 362 TFLOP/s), while pages of 64 gained (399; 384 before). So smaller
+  // pages keep cp.async until the warp-specialised form issues the boxes.
+  constexpr int64_t kTmaMinPageRows = 64;
+  return wgmma && !layer.fp8 && !layer.contiguous && blockSize >= kTmaMinPageRows &&
+         rowIsWholeChunks(layer.qkHeadDim, 2) && rowIsWholeChunks(layer.vHeadDim, 2);
+}
+
+/// The parameters of paged_attention<Config> (tensorCore),
+/// paged_attention_tma<Config> (tensorCore with `tmaBoxRows`: the caches'
+/// tensor maps, boxes of that many rows) or reference_attention<Config>, in
+/// the template's order: the forms' entry points, their ABI and the call
+/// into the template are printed from this one list; the parameters this
+/// layer does not have are absent.
 std::vector<EmittedParam> attentionParams(PagedAttentionOp op, OutputGateOp gateOp,
                                           const AttentionLayer &layer,
                                           bool tensorCore,
-                                          int64_t workspaceFloats) {
+                                          int64_t workspaceFloats,
+                                          int64_t tmaBoxRows = 0) {
   ElementType activation = abiType(layer.activation);
   ElementType cache = abiType(layer.cache);
   std::string act = cudaType(layer.activation), cacheType = cudaType(layer.cache);
@@ -150,6 +171,12 @@ std::vector<EmittedParam> attentionParams(PagedAttentionOp op, OutputGateOp gate
                              abiShape(op.getKCache(), {"num_blocks"}), cacheType),
                   inputParam("v_cache", cache,
                              abiShape(op.getVCache(), {"num_blocks"}), cacheType)));
+  // TMA K/V: boxes of one page's rows x 64 head-dim values of one KV head,
+  // 128-byte swizzled (the layout the wgmma tiles read).
+  if (tmaBoxRows > 0)
+    for (StringRef cacheName : {"k_cache", "v_cache"})
+      params.push_back(tensorMapParam((cacheName + "_map").str(), cacheName,
+                                      {1, tmaBoxRows, 1, 64}, 128));
   params.insert(params.end(), {
       inputParam("block_tables", ElementType::I32,
                  abiShape(op.getBlockTables(), {"num_seqs", "max_blocks_per_seq"}),
@@ -386,27 +413,52 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   AttentionSharedMap map = attentionSharedMap(
       schedule.getQkDimPadded(), vPadded, blockM, schedule.getBlockN(),
       schedule.getPipelineStages(), limits.maxKvSplits, layer.fp8, wgmma);
+  int64_t blockSize = emission.getBlockSize();
+  bool tma = takesTmaKv(layer, wgmma, blockSize);
+  // The tiered JIT's baseline of a TMA kernel (attn-specialize marks it)
+  // takes the same parameters, tensor maps included, and leaves the maps
+  // unread: its tiers swap at a launch only when their parameters agree.
+  bool tmaParams =
+      tma || takesTmaKv(layer, op->hasAttr("attn.wgmma_baseline"), blockSize);
 
   std::string source;
   llvm::raw_string_ostream os(source);
   printAttentionHeader(os, layer, function, op, emission);
-  os << (wgmma ? "// Tensor-core form: wgmma m64nNk16 (sm_90a) for tiles of more "
-                 "than 16 rows, mma.sync m16n8k16\n// for tiles of at most 16 "
-                 "rows, "
-               : "// Tensor-core form: mma.sync m16n8k16 with ")
-     << "fp32 accumulators, K/V tiles gathered\n// through the block table "
-        "by a cp.async pipeline, split-KV merged by the last split.\n"
-     << "#include \"attnc_attention.cuh\"\n\n"
+  if (tma)
+    os << "// Tensor-core form: wgmma m64nNk16 (sm_90a) for tiles of more than "
+          "16 rows, K/V tiles loaded\n// by the tensor memory accelerator "
+          "(tensor maps over the caches, boxes of one page's\n// rows x 64 "
+          "values, mbarriers); mma.sync m16n8k16 with a cp.async gather for "
+          "tiles of\n// at most 16 rows; fp32 accumulators, split-KV merged "
+          "by the last split.\n";
+  else
+    os << (wgmma ? "// Tensor-core form: wgmma m64nNk16 (sm_90a) for tiles of more "
+                   "than 16 rows, mma.sync m16n8k16\n// for tiles of at most 16 "
+                   "rows, "
+                 : "// Tensor-core form: mma.sync m16n8k16 with ")
+       << "fp32 accumulators, K/V tiles gathered\n// through the block table "
+          "by a cp.async pipeline, split-KV merged by the last split.\n";
+  os << "#include \"attnc_attention.cuh\"\n\n"
      << "namespace {\nstruct Config {\n";
   printLayerConfig(os, layer, op, emission);
   printTileConfig(os, layer, schedule, limits.capacityCtas(), map, wgmma);
+  if (tma)
+    printMember(os, "bool", "kTmaKv", boolLiteral(true),
+                "K/V tiles of the wgmma form by tensor maps");
   os << "};\n} // namespace\n\n";
   std::vector<EmittedParam> params = attentionParams(
       op, gateOp, layer, /*tensorCore=*/true,
-      attnc::plan::attentionWorkspaceFloats(limits, blockM, vPadded));
-  printEntryPoint(os, layer.name, "attnc::paged_attention<Config>", params);
+      attnc::plan::attentionWorkspaceFloats(limits, blockM, vPadded),
+      tmaParams ? std::min<int64_t>(blockSize, schedule.getBlockN()) : 0);
+  printEntryPoint(os, layer.name,
+                  tmaParams ? "attnc::paged_attention_tma<Config>"
+                            : "attnc::paged_attention<Config>",
+                  params);
 
   KernelAbi abi = tensorCoreAbi(layer, params, schedule, limits, map);
+  // The tensor maps' outer dim (the caches' blocks) is no kernel parameter.
+  if (tmaParams)
+    abi.launch_scalars = {"num_blocks"};
   return EmittedKernel{layer.name, "attention", layerOf(function), std::move(source),
                        std::move(abi)};
 }

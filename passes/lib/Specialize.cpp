@@ -667,6 +667,17 @@ struct Specialize : attnc::impl::AttnSpecializeBase<Specialize> {
                     chooseAttention(attention, *target, baseline);
                 if (succeeded(s))
                   attention.setScheduleAttr(*s);
+                // A baseline standing in for a wgmma schedule is marked, so
+                // that the printer gives it the wgmma kernel's parameters
+                // (its TMA K/V tensor maps): the tiers swap at a launch only
+                // when their parameters agree.
+                if (succeeded(s) && baseline) {
+                  FailureOr<AttentionScheduleAttr> optimised =
+                      chooseAttention(attention, *target, /*baseline=*/false);
+                  if (succeeded(optimised) && optimised->getMma() == "wgmma")
+                    attention->setAttr("attn.wgmma_baseline",
+                                       UnitAttr::get(attention->getContext()));
+                }
                 return LogicalResult(s);
               })
               .Case([&](LatentAttentionOp latent) {

@@ -15,6 +15,33 @@ FAKE_DRIVER_NO_DEVICE = REPO / "build" / "lib" / "libattnc-fake-cuda-nodevice.so
 CACHE_STRIDES = ["k_cache_block_stride", "k_cache_token_stride", "k_cache_head_stride",
                  "v_cache_block_stride", "v_cache_token_stride", "v_cache_head_stride"]
 
+def attention_cache_maps(kernel):
+    """The tensor maps an attention kernel takes after its caches' strides:
+    k_cache_map and v_cache_map where its schedule is the wgmma form
+    (printed `mma=wgmma` in the source's header) over pages of 64 or more
+    tokens with rows of whole 16-byte chunks (head dims multiples of 8), else
+    none. Asserts each map's spec (boxes of one page's rows, at most 64, x 64
+    values of one KV head, 128-byte swizzle) and the num_blocks launch
+    scalar the maps' outer dim needs. Returns the list of their names."""
+    abi = {p["name"]: p for p in kernel.abi["params"]}
+    _, block_size, _, dqk = abi["k_cache"]["shape"]
+    dv = abi["v_cache"]["shape"][3]
+    tma = ("mma=wgmma" in kernel.source and block_size >= 64
+           and dqk % 8 == 0 and dv % 8 == 0)
+    maps = [p["name"] for p in kernel.abi["params"] if p["kind"] == "tensor_map"]
+    if not tma:
+        assert maps == [], maps
+        return []
+    assert maps == ["k_cache_map", "v_cache_map"], maps
+    for cache in ("k_cache", "v_cache"):
+        spec = abi[f"{cache}_map"]
+        assert spec["tensor"] == cache
+        assert spec["box"] == [1, min(block_size, 64), 1, 64]
+        assert spec["swizzle"] == 128
+    assert kernel.abi["launch_scalars"] == ["num_blocks"]
+    return maps
+
+
 #: The attention kernel's trailing parameters: before split-KV, and with it
 #: (workspace after the output, num_kv_splits last).
 ATTENTION_TRAILING = ["output", "num_tokens", "num_seqs", "max_blocks_per_seq"]

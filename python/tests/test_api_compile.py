@@ -11,14 +11,20 @@ from types import SimpleNamespace
 import pytest
 
 import attnc
-from attnc_cpu_helpers import CACHE_STRIDES, CONFIG_DIR, REPO, check_attention_trailing, spec
+from attnc_cpu_helpers import (CACHE_STRIDES, CONFIG_DIR, REPO, attention_cache_maps,
+                               check_attention_trailing, spec)
 
 CONFIGS = sorted(CONFIG_DIR.glob("*.json"))
 ATTNC_CLI = REPO / "build" / "bin" / "attnc"
 
 PREPROCESS_PARAMS = ["qkv", "slot_mapping", "k_cache", "v_cache"] + CACHE_STRIDES
-ATTENTION_PARAMS = ["query", "k_cache", "v_cache"] + CACHE_STRIDES + [
-    "block_tables", "seq_lens", "query_start_loc"]
+
+
+def attention_params(kernel):
+    """An attention kernel's leading parameters: the caches, their strides,
+    the TMA K/V tensor maps where it takes them, the batch's tables."""
+    return (["query", "k_cache", "v_cache"] + CACHE_STRIDES + attention_cache_maps(kernel)
+            + ["block_tables", "seq_lens", "query_start_loc"])
 
 
 def _layout(path):
@@ -82,7 +88,7 @@ def test_compile_bundled_config(path, compiled):
         assert (att.name, att.kind, att.layer) == (f"{layer}__attention", "attention", layer)
         for kernel, leading, trailing in (
                 (pre, PREPROCESS_PARAMS, ["num_tokens"]),
-                (att, ATTENTION_PARAMS, check_attention_trailing(att))):
+                (att, attention_params(att), check_attention_trailing(att))):
             assert kernel.abi["name"] == kernel.name
             assert kernel.params[:len(leading)] == leading
             assert kernel.params[-len(trailing):] == trailing
@@ -126,6 +132,9 @@ def test_model_metadata(compiled):
     assert _dtype(pre, "slot_mapping") == "i64"
     assert _dtype(pre, "positions") == "i64"
     att = model.kernel("attnc_test_meta", "attention")
+    # 192/128 bf16 with 16-token pages on sm_90a: the wgmma form, the
+    # cp.async gather (TMA K/V takes pages of 64 or more)
+    assert attention_cache_maps(att) == []
     assert att.params == (["query", "k_cache", "v_cache"] + CACHE_STRIDES
                           + ["block_tables", "seq_lens", "query_start_loc", "sinks", "gate"]
                           + check_attention_trailing(att))

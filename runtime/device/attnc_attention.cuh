@@ -35,6 +35,14 @@
 // cu_seqlens_k entries, and the query rows come from a strided view. Configs
 // without the member (the paged kernels) are untouched by it.
 //
+// TMA K/V (the wgmma form over a 16-bit paged cache of pages of 8 or more
+// tokens, entry paged_attention_tma<Config>): a Config with `kTmaKv = true`
+// takes tensor maps over the k_cache and v_cache views and loads each K/V
+// tile as boxes of one page's rows x 64 head-dim values of one KV head
+// (128-byte swizzled, the layout wgmma reads), issued by one thread and
+// completing on an mbarrier per buffer. Configs without the member keep the
+// cp.async gather.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_ATTENTION_CUH
 #define ATTNC_ATTENTION_CUH
@@ -53,6 +61,15 @@ template <class C> struct ContiguousKv<C, decltype(void(C::kContiguousKv))> {
   static constexpr bool value = C::kContiguousKv;
 };
 
+/// Whether Config C loads its K/V tiles by tensor maps (its kTmaKv member;
+/// false for Configs without one).
+template <class C, class = void> struct TmaKv {
+  static constexpr bool value = false;
+};
+template <class C> struct TmaKv<C, decltype(void(C::kTmaKv))> {
+  static constexpr bool value = C::kTmaKv;
+};
+
 /// The key rows of one sequence in contiguous K/V: key j is row start + j.
 struct ContiguousKeys {
   int start;
@@ -65,6 +82,13 @@ template <bool kContiguous> struct ContiguousArgs {};
 template <> struct ContiguousArgs<true> {
   int kv_start;
   int q_token_stride, q_head_stride;
+};
+
+/// The kernel arguments only TMA K/V has: the caches' tensor maps (kernel
+/// parameters, by address). Empty otherwise.
+template <bool kTma> struct TmaArgs {};
+template <> struct TmaArgs<true> {
+  const attnc::TensorMap *k_map, *v_map;
 };
 
 template <class C> struct PagedAttention {
@@ -92,8 +116,16 @@ template <class C> struct PagedAttention {
   static constexpr int kCacheChunk = 16 / int(sizeof(cache_t));  // elements per chunk
   static constexpr bool kContiguous = ContiguousKv<C>::value;
   static_assert(!kContiguous || kBlockSize == 1, "contiguous K/V: one-token blocks");
+  static constexpr bool kTma = TmaKv<C>::value;
+  static_assert(!kTma || (C::kWgmma && !kContiguous && !C::kFp8 && kBlockSize >= 8 && kQkHeadDim % 8 == 0 &&
+                          kVHeadDim % 8 == 0),
+                "TMA K/V: the wgmma form of a 16-bit paged cache, pages of 8+ keys, rows of whole 16-byte chunks");
+  // A TMA K/V tile's keys come as kBoxes boxes of kBoxRows rows of one page
+  // (x 64 head-dim values) per 64-column block.
+  static constexpr int kBoxRows = kBlockSize < kBlockN ? kBlockSize : kBlockN;
+  static constexpr int kBoxes = kBlockN / kBoxRows;
 
-  struct Args : ContiguousArgs<kContiguous> {
+  struct Args : ContiguousArgs<kContiguous>, TmaArgs<kTma> {
     const act_t *__restrict__ query;
     const cache_t *__restrict__ k_cache;
     const cache_t *__restrict__ v_cache;
@@ -973,6 +1005,48 @@ template <class C> struct PagedAttention {
     }
   }
 
+  /// TMA K/V: the page of box p of K/V tile `tile` (keys tile * kBlockN +
+  /// p * kBoxRows ..), or -1 for a box past kv_len (never loaded: its table
+  /// entry may be anything).
+  static __device__ __forceinline__ int box_block(const int *table, int tile, int p, int kv_len) {
+    const int key = tile * kBlockN + p * kBoxRows;
+    return key < kv_len ? table[key / kBlockSize] : -1;
+  }
+  /// TMA K/V (one thread): the boxes of K/V tile `tile` of KV head `kv_head`
+  /// (kColBlocks 64-column blocks of every loaded page, `blocks` its pages)
+  /// into `dst` in the swizzled layout, completing on `bar` (one arrival and
+  /// the bytes it expects; columns past the head dim land as zeros).
+  template <int kColBlocks>
+  static __device__ __forceinline__ void load_tile_tma(const attnc::TensorMap *map, const int *blocks, int tile,
+                                                       int kv_head, unsigned char *dst, unsigned long long *bar) {
+    int boxes = 0;
+#pragma unroll
+    for (int p = 0; p < kBoxes; ++p) boxes += blocks[p] >= 0;
+    attnc::mbarrier_arrive_expect_tx(bar, boxes * kColBlocks * kBoxRows * 128);
+#pragma unroll
+    for (int p = 0; p < kBoxes; ++p) {
+      const int block = blocks[p];
+      if (block < 0) continue;
+      const int row = (tile * kBlockN + p * kBoxRows) % kBlockSize;
+#pragma unroll
+      for (int b = 0; b < kColBlocks; ++b)
+        attnc::tma_load_4d(dst + b * kBlockN * 128 + p * kBoxRows * 128, map, bar, b * 64, kv_head, row, block);
+    }
+  }
+  /// TMA K/V: zeroes the rows `from`.. of the landed V tile (keys past the
+  /// sequence end: a loaded page holds anything there, NaN included, and
+  /// P V would carry it as 0 * NaN; a box never loaded holds stale bytes),
+  /// then makes the writes visible to every warp's wgmma.
+  static __device__ __forceinline__ void zero_v_tail(unsigned char *v_s, int from) {
+    const int rows = kBlockN - from;
+    for (int e = threadIdx.x; e < rows * (kVPad / 64) * 8; e += kThreads) {
+      const int chunk = e % 8, r = from + (e / 8) % rows, b = e / 8 / rows;
+      *reinterpret_cast<uint4 *>(v_s + attnc::sw128_offset<kBlockN>(r, b * 8 + chunk)) = make_uint4(0, 0, 0, 0);
+    }
+    attnc::fence_proxy_async();
+    __syncthreads();
+  }
+
   /// One tile of `rows` (17..kBlockM) query rows by wgmma, computing what
   /// attention_tile<kWarps, 2> computes (same masks, key ranges, split share,
   /// softmax and epilogue): warp w of the warpgroup holds rows
@@ -1064,19 +1138,50 @@ template <class C> struct PagedAttention {
     const unsigned long long k_desc = attnc::sw128_desc(attnc::shared_address(k_s), 16, 1024);
     const unsigned long long v_desc = attnc::sw128_desc(attnc::shared_address(v_s), kBlockN * 128, 1024);
 
-    for (int k = tid; k < kBlockN; k += kThreads) {
-      slot_s[k] = my_tiles > 0 ? key_slot(table, my_first * kBlockN + k, kv_len) : -1;
-      slot_s[kBlockN + k] = my_tiles > 1 ? key_slot(table, (my_first + 1) * kBlockN + k, kv_len) : -1;
+    // TMA K/V: the pages of three tiles ([3][kBoxes], a ring, in the slot
+    // area) and the mbarriers of the two K buffers and the V buffer (at the
+    // slot area's end; the merge area does not reach it).
+    [[maybe_unused]] unsigned long long *bars =
+        reinterpret_cast<unsigned long long *>(smem + C::kSlotOffset + 3 * kBlockN * 4) - 3;
+    if constexpr (kTma) {
+      static_assert(C::kSlotOffset % 8 == 0 && 3 * kBoxes * 4 <= 3 * kBlockN * 4 - 24, "the ring and the mbarriers fit");
+      static_assert(C::kWgmmaVOffset % 1024 == 0 && kBoxRows % 8 == 0, "boxes land on whole 1024-byte swizzle atoms");
+      if (tid == 0)
+        for (int i = 0; i < 3; ++i) attnc::mbarrier_init(bars + i, 1);
+      for (int k = tid; k < kBoxes; k += kThreads) {
+        slot_s[k] = my_tiles > 0 ? box_block(table, my_first, k, kv_len) : -1;
+        slot_s[kBoxes + k] = my_tiles > 1 ? box_block(table, my_first + 1, k, kv_len) : -1;
+      }
+      __syncthreads();
+      if (tid == 0 && my_tiles > 0)
+        load_tile_tma<kQkPad / 64>(a.k_map, slot_s, my_first, kv_head, k_s, bars);
+    } else {
+      for (int k = tid; k < kBlockN; k += kThreads) {
+        slot_s[k] = my_tiles > 0 ? key_slot(table, my_first * kBlockN + k, kv_len) : -1;
+        slot_s[kBlockN + k] = my_tiles > 1 ? key_slot(table, (my_first + 1) * kBlockN + k, kv_len) : -1;
+      }
+      __syncthreads();
+      if (my_tiles > 0)
+        wg_copy_rows<kQkHeadDim, kQkPad>(a.k_cache, a.k_strides, kv_head, slot_s, k_s);
     }
-    __syncthreads();
-    if (my_tiles > 0)
-      wg_copy_rows<kQkHeadDim, kQkPad>(a.k_cache, a.k_strides, kv_head, slot_s, k_s);
     attnc::cp_async_commit();
     for (int it = 0; it < my_tiles; ++it) {
       const int tile_key = (my_first + it) * kBlockN;
       attnc::cp_async_wait<0>();
       attnc::fence_proxy_async();
       __syncthreads();  // K_it (and Q) landed; every warp is done with V_{it-1} and K_{it-1}
+      if constexpr (kTma) {
+        // V_it, then K_{it+1}, then the pages of tile it + 2; then K_it.
+        if (tid == 0) {
+          load_tile_tma<kVPad / 64>(a.v_map, slot_s + it % 3 * kBoxes, my_first + it, kv_head, v_s, bars + 2);
+          if (it + 1 < my_tiles)
+            load_tile_tma<kQkPad / 64>(a.k_map, slot_s + (it + 1) % 3 * kBoxes, my_first + it + 1, kv_head,
+                                       k_s + (it + 1) % 2 * C::kWgmmaKBytes, bars + (it + 1) % 2);
+        }
+        for (int k = tid; k < kBoxes; k += kThreads)
+          slot_s[(it + 2) % 3 * kBoxes + k] = it + 2 < my_tiles ? box_block(table, my_first + it + 2, k, kv_len) : -1;
+        attnc::mbarrier_wait(bars + it % 2, (it / 2) & 1);  // K_it (its buffer's (it / 2)-th load)
+      } else {
       // V_it, then K_{it+1} (two groups), then the slots of tile it + 2.
       wg_copy_rows<kVHeadDim, kVPad>(a.v_cache, a.v_strides, kv_head, slot_s + it % 3 * kBlockN, v_s);
       attnc::cp_async_commit();
@@ -1087,6 +1192,7 @@ template <class C> struct PagedAttention {
       for (int k = tid; k < kBlockN; k += kThreads)
         slot_s[(it + 2) % 3 * kBlockN + k] =
             it + 2 < my_tiles ? key_slot(table, (my_first + it + 2) * kBlockN + k, kv_len) : -1;
+      }
       const unsigned long long k_cur = k_desc + ((it % 2 * C::kWgmmaKBytes) >> 4);
       const bool masked = tile_key < full_begin || tile_key + kBlockN > full_end;
       attnc::wgmma_fence();
@@ -1098,9 +1204,14 @@ template <class C> struct PagedAttention {
       attnc::fence_regs(s[0]);
       softmax_step<1, kBlockN / 8>(s[0], m[0], l[0], o[0], a, row_begin[0], row_end[0], masked, tile_key);
       wg_pack(p[0], s[0][0]);
-      attnc::cp_async_wait<1>();  // V_it (K_{it+1} may still be in flight)
-      attnc::fence_proxy_async();
-      __syncthreads();  // V_it landed
+      if constexpr (kTma) {
+        attnc::mbarrier_wait(bars + 2, it & 1);  // V_it
+        if (tile_key + kBlockN > kv_len) zero_v_tail(v_s, kv_len - tile_key);
+      } else {
+        attnc::cp_async_wait<1>();  // V_it (K_{it+1} may still be in flight)
+        attnc::fence_proxy_async();
+        __syncthreads();  // V_it landed
+      }
       attnc::fence_regs(o[0]);
       attnc::wgmma_fence();
       wg_values(o[0][0], p[0], v_desc);
@@ -1139,7 +1250,9 @@ template <class C> struct PagedAttention {
                                              const float *k_scale, const float *v_scale, const act_t *gate,
                                              act_t *output, float *workspace, int num_tokens, int num_seqs,
                                              int max_blocks_per_seq, int num_kv_splits,
-                                             int q_token_stride = 0, int q_head_stride = 0) {
+                                             int q_token_stride = 0, int q_head_stride = 0,
+                                             const attnc::TensorMap *k_map = nullptr,
+                                             const attnc::TensorMap *v_map = nullptr) {
     extern __shared__ __align__(C::kWgmma ? 1024 : 16) unsigned char smem[];
     if (num_seqs <= 0) return;  // malformed batch: nothing owns a row
     // The sequence of this tile: sequence s owns the tile range starting at
@@ -1211,6 +1324,10 @@ template <class C> struct PagedAttention {
       a.q_token_stride = q_token_stride;
       a.q_head_stride = q_head_stride;
     }
+    if constexpr (kTma) {
+      a.k_map = k_map;
+      a.v_map = v_map;
+    }
     constexpr float kScoreScale = C::kHasSoftcap ? C::kSoftmaxScale / C::kSoftcap : C::kScaleLog2;
     constexpr float kOutScale = C::kHasValueScale ? C::kValueScale : 1.0f;
     if constexpr (C::kFp8) {
@@ -1245,6 +1362,29 @@ __device__ __forceinline__ void paged_attention(
                          attnc::make_cache_strides(v_cache_block_stride, v_cache_token_stride, v_cache_head_stride), block_tables, seq_lens, query_start_loc, sinks,
                          k_scale, v_scale, gate, output, workspace, num_tokens, num_seqs,
                          max_blocks_per_seq, num_kv_splits);
+}
+
+/// paged_attention for a Config with kTmaKv: the same kernel, its wgmma
+/// tiles' K/V loaded through the tensor maps over k_cache and v_cache
+/// ([num_blocks, block_size, kv_heads, head_dim], boxes of one page's rows x
+/// 64 values of one head, 128-byte swizzle). A Config without it (the tiered
+/// JIT's mma.sync baseline of such a kernel, which takes its parameters)
+/// leaves the maps unread.
+template <class C>
+__device__ __forceinline__ void paged_attention_tma(
+    const typename C::act_t *query, const typename C::cache_t *k_cache,
+    const typename C::cache_t *v_cache, long long k_cache_block_stride,
+    long long k_cache_token_stride, long long k_cache_head_stride, long long v_cache_block_stride,
+    long long v_cache_token_stride, long long v_cache_head_stride, const attnc::TensorMap *k_cache_map,
+    const attnc::TensorMap *v_cache_map, const int *block_tables,
+    const int *seq_lens, const int *query_start_loc, const float *sinks, const float *k_scale,
+    const float *v_scale, const typename C::act_t *gate, typename C::act_t *output,
+    float *workspace, int num_tokens, int num_seqs, int max_blocks_per_seq, int num_kv_splits) {
+  PagedAttention<C>::run(query, k_cache, v_cache,
+                         attnc::make_cache_strides(k_cache_block_stride, k_cache_token_stride, k_cache_head_stride),
+                         attnc::make_cache_strides(v_cache_block_stride, v_cache_token_stride, v_cache_head_stride),
+                         block_tables, seq_lens, query_start_loc, sinks, k_scale, v_scale, gate, output, workspace,
+                         num_tokens, num_seqs, max_blocks_per_seq, num_kv_splits, 0, 0, k_cache_map, v_cache_map);
 }
 
 /// The tensor-core attention over ragged contiguous K/V

@@ -387,6 +387,18 @@ __device__ __forceinline__ void tma_load_3d(void *dst, const TensorMap *map, voi
       : "memory");
 }
 
+/// A 4-D box of `map` at coordinates (c0 innermost, .. c3) into shared
+/// memory at `dst` (as tma_load_3d), its bytes completing on `bar`.
+template <int Unused = 0>
+__device__ __forceinline__ void tma_load_4d(void *dst, const TensorMap *map, void *bar, int c0, int c1, int c2,
+                                            int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(shared_address(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+
 // ---- paged cache views ------------------------------------------------------
 /// Element strides of one paged cache view [num_blocks, block_size, heads,
 /// head_dim] whose head dim is contiguous. Engines hand views of their own

@@ -7,13 +7,16 @@
 // member, its default) where the default takes "wgmma", and every other
 // member stays what the default chose (worked out in attn-specialize.mlir:
 // 192/128 with 16 query heads per KV head packs 16; 64/64 with 4 packs 4).
-// The preprocess schedule does not depend on it.
+// The preprocess schedule does not depend on it. A baseline that stands in
+// for a wgmma schedule is marked `attn.wgmma_baseline` (the printer gives
+// it the wgmma kernel's parameters: the TMA K/V tensor maps); one whose
+// default is mma.sync (the fp8 cache below) is not.
 
 // CHECK-LABEL: func.func @attention_192_128_hq64(
 // OPTIMISED: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "wgmma">,
-// BASELINE: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// BASELINE: attn.paged_attention {{.*}}{attn.wgmma_baseline, schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
 // PIPELINE-LABEL: func.func @attention_192_128_hq64__attention(
-// PIPELINE-NOT: wgmma
+// PIPELINE-NOT: mma = "wgmma"
 // PIPELINE: target_ctas = 264>
 func.func @attention_192_128_hq64(%q: tensor<?x64x192xbf16>,
                                   %kc: tensor<?x16x4x192xbf16>,
@@ -33,7 +36,7 @@ func.func @attention_192_128_hq64(%q: tensor<?x64x192xbf16>,
 
 // CHECK-LABEL: func.func @attention_64_64(
 // OPTIMISED: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "wgmma">,
-// BASELINE: attn.paged_attention {{.*}}{schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
+// BASELINE: attn.paged_attention {{.*}}{attn.wgmma_baseline, schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264>,
 func.func @attention_64_64(%q: tensor<?x16x64xbf16>,
                            %kc: tensor<?x16x4x64xbf16>,
                            %vc: tensor<?x16x4x64xbf16>,

@@ -478,6 +478,18 @@ def mma_sync_cases():
     ]
 
 
+def tma_cases():
+    """The wgmma form's TMA K/V loads beyond the matrix: pages of 64 (the
+    smallest that takes TMA) on 64/64 heads and on 192/128 in fp16, and
+    pages of 128 (boxes of 64 rows at row 0 or 64 of a page); sequence ends
+    inside a page in every batch."""
+    return [
+        AttentionCase((64, 64), (12, 3), "bf16", "same", 64, 0, False, False, "prefill"),
+        AttentionCase((192, 128), (16, 2), "fp16", "same", 64, 0, False, False, "mixed"),
+        AttentionCase((128, 128), (32, 4), "bf16", "same", 128, 0, False, False, "mixed"),
+    ]
+
+
 def attention_cases():
     """Every attention case test_attention.py runs: the matrix, long
     contexts, GQA tile shapes, causal edges and the mma.sync form on sm_90.
@@ -485,4 +497,4 @@ def attention_cases():
     CPU compile check of every suite configuration (python/tests) covers them
     too."""
     return (matrix_cases() + long_context_cases() + gqa_tile_cases() + causal_edge_cases()
-            + mma_sync_cases() + feature_cases())
+            + mma_sync_cases() + feature_cases() + tma_cases())
