@@ -484,6 +484,10 @@ EmittedParam tokenHeadView(EmittedParam param,
 /// attn.varlen_attention: the tensor-core template (attnc_attention.cuh) with
 /// kContiguousKv, entry varlen_attention<Config>; the schedule, tiles, grid
 /// and split-KV are the paged attention's, over ragged contiguous K/V views.
+/// With schedule mma "wgmma_ws", the warp-specialised template instead
+/// (attnc_attention_ws.cuh, entry varlen_attention_ws<Config>): the same
+/// parameters plus tensor maps over key and value, the same grid over 384
+/// threads, its own shared-memory map, no split-KV.
 FailureOr<EmittedKernel> emitVarlenAttention(func::FuncOp function,
                                              VarlenAttentionOp op) {
   AttentionScheduleAttr schedule = op.getScheduleAttr();
@@ -494,17 +498,56 @@ FailureOr<EmittedKernel> emitVarlenAttention(func::FuncOp function,
   AttentionEmissionAttr emission = *prepared;
   AttentionLayer layer(function, op, emission);
   int64_t blockM = schedule.getBlockM(), vPadded = schedule.getVDimPadded();
-  int64_t pack = schedule.getGqaPack();
   attnc::plan::SplitKvLimits limits{schedule.getTargetCtas(),
                                     schedule.getMaxKvSplits()};
   bool wgmma = schedule.getMma() == "wgmma";
-  AttentionSharedMap map = attentionSharedMap(
-      schedule.getQkDimPadded(), vPadded, blockM, schedule.getBlockN(),
-      schedule.getPipelineStages(), limits.maxKvSplits, /*fp8=*/false, wgmma);
+  bool warpSpecialized = schedule.getMma() == "wgmma_ws";
+  // The tiered JIT's baseline of a warp-specialised kernel (attn-specialize
+  // marks it) takes its parameters, tensor maps included, unread.
+  bool mapParams = warpSpecialized || op->hasAttr("attn.ws_baseline");
 
   std::string source;
   llvm::raw_string_ostream os(source);
   printAttentionHeader(os, layer, function, op, emission);
+  WsAttentionSharedMap wsMap{};
+  AttentionSharedMap map{};
+  if (warpSpecialized) {
+    wsMap = wsAttentionSharedMap(schedule.getQkDimPadded(), vPadded,
+                                 schedule.getBlockN(),
+                                 schedule.getPipelineStages());
+    os << "// Warp-specialised form (sm_90a): a producer warpgroup loads "
+          "K/V tiles by the tensor\n// memory accelerator into a ring of "
+          "stages (mbarriers); two consumer warpgroups of\n// 64 rows take "
+          "turns at wgmma (S = Q K^T, O += P V), one's softmax under the "
+          "other's MMAs.\n"
+       << "#include \"attnc_attention_ws.cuh\"\n\n"
+       << "namespace {\nstruct Config {\n";
+    printLayerConfig(os, layer, op, emission);
+    printMember(os, "int", "kPack", schedule.getGqaPack(),
+                "query heads of one KV group per tile row group");
+    printMember(os, "int", "kQkPad", schedule.getQkDimPadded());
+    printMember(os, "int", "kVPad", vPadded);
+    printMember(os, "int", "kWarps", schedule.getNumWarps(),
+                "a producer and two consumer warpgroups");
+    printMember(os, "int", "kBlockM", blockM);
+    printMember(os, "int", "kBlockN", schedule.getBlockN());
+    printMember(os, "int", "kStages", schedule.getPipelineStages());
+    printMember(os, "int", "kProducerRegisters", kWsProducerRegisters,
+                "setmaxnreg");
+    printMember(os, "int", "kConsumerRegisters", kWsConsumerRegisters);
+    os << "  // Shared memory (AttentionTiling.h's wsAttentionSharedMap).\n";
+    const std::pair<const char *, int64_t> members[] = {
+        {"kWsQBytes", wsMap.qBytes},         {"kWsKOffset", wsMap.kOffset},
+        {"kWsKStageBytes", wsMap.kStageBytes}, {"kWsVOffset", wsMap.vOffset},
+        {"kWsVStageBytes", wsMap.vStageBytes}, {"kWsBarOffset", wsMap.barOffset},
+        {"kWsOwnerOffset", wsMap.ownerOffset}, {"kSharedBytes", wsMap.totalBytes}};
+    for (const auto &[member, value] : members)
+      printMember(os, "int", member, value);
+    os << "};\n} // namespace\n\n";
+  } else {
+  map = attentionSharedMap(
+      schedule.getQkDimPadded(), vPadded, blockM, schedule.getBlockN(),
+      schedule.getPipelineStages(), limits.maxKvSplits, /*fp8=*/false, wgmma);
   os << (wgmma ? "// Tensor-core form: wgmma m64nNk16 (sm_90a) for tiles of more "
                  "than 16 rows, mma.sync m16n8k16\n// for tiles of at most 16 "
                  "rows, "
@@ -518,6 +561,7 @@ FailureOr<EmittedKernel> emitVarlenAttention(func::FuncOp function,
               "key j of sequence s is row cu_seqlens_k[s] + j");
   printTileConfig(os, layer, schedule, limits.capacityCtas(), map, wgmma);
   os << "};\n} // namespace\n\n";
+  }
 
   ElementType activation = abiType(layer.activation);
   std::string act = cudaType(layer.activation);
@@ -533,6 +577,12 @@ FailureOr<EmittedKernel> emitVarlenAttention(func::FuncOp function,
                                abiShape(op.getValue(), {"num_kv_tokens"}), act),
                     strideParams)};
   llvm::append_range(params, strideParams);
+  // Warp-specialised: tensor maps over the key and value views, boxes of
+  // block_n rows x 64 values of one KV head, 128-byte swizzled.
+  if (mapParams)
+    for (StringRef tensor : {"key", "value"})
+      params.push_back(tensorMapParam((tensor + "_map").str(), tensor,
+                                      {schedule.getBlockN(), 1, 64}, 128));
   params.insert(
       params.end(),
       {inputParam("cu_seqlens_q", ElementType::I32,
@@ -548,9 +598,19 @@ FailureOr<EmittedKernel> emitVarlenAttention(func::FuncOp function,
        scalarArg("num_tokens", ParamKind::I32),
        scalarArg("num_seqs", ParamKind::I32),
        scalarArg("num_kv_splits", ParamKind::I32)});
-  printEntryPoint(os, layer.name, "attnc::varlen_attention<Config>", params);
+  printEntryPoint(os, layer.name,
+                  warpSpecialized ? "attnc::varlen_attention_ws<Config>"
+                  : mapParams     ? "attnc::varlen_attention_maps<Config>"
+                                  : "attnc::varlen_attention<Config>",
+                  params);
 
   KernelAbi abi = tensorCoreAbi(layer, params, schedule, limits, map);
+  if (warpSpecialized)
+    abi.dynamic_shared_memory_bytes =
+        static_cast<uint32_t>(wsMap.totalBytes);
+  // The maps' outer dim (the K/V views' rows) is no kernel parameter.
+  if (mapParams)
+    abi.launch_scalars = {"num_kv_tokens"};
   return EmittedKernel{layer.name, "varlen_attention", layerOf(function),
                        std::move(source), std::move(abi)};
 }

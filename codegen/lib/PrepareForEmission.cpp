@@ -570,8 +570,20 @@ LogicalResult prepare(VarlenAttentionOp op) {
     return op.emitOpError() << "cannot be emitted: varlen_attention has the "
                                "tensor-core form only, the schedule says "
                                "form = cuda_core";
-  if (failed(checkAttentionSchedule(op, schedule, activation, activation)))
+  if (schedule.getMma() == "wgmma_ws") {
+    // The warp-specialised kernel (attnc_attention_ws.cuh): its shape rules
+    // are the schedule verifier's; the template has one row tiling.
+    if (schedule.getBlockM() != kWsBlockM ||
+        schedule.getNumWarps() != kWsWarps || schedule.getMaxKvSplits() != 1)
+      return op.emitOpError()
+             << "cannot be emitted: the warp-specialised form needs block_m "
+             << kWsBlockM << ", num_warps " << kWsWarps
+             << " and max_kv_splits 1, got " << schedule.getBlockM() << ", "
+             << schedule.getNumWarps() << " and " << schedule.getMaxKvSplits();
+  } else if (failed(checkAttentionSchedule(op, schedule, activation,
+                                           activation))) {
     return failure();
+  }
   double softmaxScale = op.getSoftmaxScale().convertToDouble();
   for (auto [name, value] :
        {std::pair<StringRef, double>{"softmax_scale", softmaxScale},

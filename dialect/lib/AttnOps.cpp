@@ -1256,15 +1256,32 @@ LogicalResult AttentionScheduleAttr::verify(
     return emitError() << "attention_schedule block_m must be a multiple of "
                           "16, got "
                        << blockM;
-  if (mma != "mma.sync" && mma != "wgmma")
-    return emitError() << "attention_schedule mma must be \"mma.sync\" or "
-                          "\"wgmma\", got \""
+  if (mma != "mma.sync" && mma != "wgmma" && mma != "wgmma_ws")
+    return emitError() << "attention_schedule mma must be \"mma.sync\", "
+                          "\"wgmma\" or \"wgmma_ws\", got \""
                        << mma << "\"";
   if (form == AttentionForm::cuda_core && mma != "mma.sync")
     return emitError() << "attention_schedule form cuda_core has no matrix "
                           "instruction: mma must be \"mma.sync\" (the "
                           "default), got \""
                        << mma << "\"";
+  if (mma == "wgmma_ws") {
+    // A producer warpgroup and two consumers of one m64 row block each;
+    // 64-element swizzled column blocks; the wgmma N limit for S and P V.
+    if (blockM != 128 || numWarps != 12)
+      return emitError() << "attention_schedule mma \"wgmma_ws\" needs "
+                            "block_m 128 and num_warps 12 (a producer and two "
+                            "consumer warpgroups), got block_m "
+                         << blockM << " and num_warps " << numWarps;
+    if (qkDimPadded % 64 != 0 || vDimPadded % 64 != 0 || vDimPadded > 256 ||
+        (blockN != 64 && blockN != 128) || pipelineStages < 2)
+      return emitError() << "attention_schedule mma \"wgmma_ws\" needs "
+                            "qk_dim_padded and v_dim_padded multiples of 64, "
+                            "v_dim_padded <= 256, block_n 64 or 128 and at "
+                            "least 2 pipeline_stages, got "
+                         << qkDimPadded << ", " << vDimPadded << ", "
+                         << blockN << " and " << pipelineStages;
+  }
   if (mma == "wgmma") {
     // Two m64 row blocks per warpgroup, 64-element swizzled column blocks,
     // and the wgmma N limit for the P V product.

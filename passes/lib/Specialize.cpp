@@ -147,7 +147,15 @@
 // Varlen attention (attn.varlen_attention: ragged contiguous K/V, the same
 // template with contiguous key rows) gets the attention schedule of its
 // heads, head dims and types by the rules above; a shape that would take the
-// CUDA-core form is refused (that form reads pages only).
+// CUDA-core form is refused (that form reads pages only). On sm_90a, 16-bit
+// activations with head dims padded to 64-value blocks and v_dim_padded <=
+// 256 take the warp-specialised kernel instead (mma "wgmma_ws",
+// attnc_attention_ws.cuh; not in the tiered JIT's baseline): num_warps 12
+// (a producer warpgroup issuing bulk tensor copies, two consumer warpgroups
+// of 64 rows each taking turns at the tensor cores; setmaxnreg gives them
+// 32 and 232 registers, kWsProducerRegisters in AttentionTiling.h),
+// block_m 128, 2 stages of block_n 128 keys where they fit shared memory
+// (192/128: 213 KB) else 64 (256/256), max_kv_splits 1.
 //
 // Requests the target cannot serve are errors at the op (an option error at
 // the first kernel op, or at the module when there is none): unknown arch,
@@ -467,6 +475,51 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
 }
 
 /// attn.varlen_attention: the paged attention's schedule for its heads, head
+/// The warp-specialised schedule of a varlen attention (mma "wgmma_ws",
+/// see the file header), or a null attribute where the shape does not take
+/// it: block_n 128 where 2 stages of it fit the arch's shared memory, else
+/// 64; max_kv_splits 1 (prefill has blocks enough; the kernel computes a
+/// row tile's keys in one block).
+FailureOr<AttentionScheduleAttr>
+chooseWarpSpecialized(Operation *op, const AttentionShape &shape,
+                      const Target &target) {
+  const ArchInfo &arch = *target.arch;
+  int64_t qkPadded = llvm::alignTo(shape.qkHeadDim, 64);
+  int64_t vPadded = llvm::alignTo(shape.vHeadDim, 64);
+  bool sixteenBit = shape.activation.isBF16() || shape.activation.isF16();
+  // The tensor maps' strides must be multiples of 16 bytes: rows of whole
+  // 8-value chunks (a view with other strides is refused at launch).
+  if (!takesWarpSpecializedForm(arch.wgmma, qkPadded, vPadded, sixteenBit) ||
+      shape.cacheElement != shape.activation || shape.qkHeadDim % 8 != 0 ||
+      shape.vHeadDim % 8 != 0)
+    return AttentionScheduleAttr();
+  constexpr int64_t kStages = 2;
+  int64_t blockN = 0;
+  for (int64_t n : {128, 64})
+    if (wsAttentionSharedMap(qkPadded, vPadded, n, kStages).totalBytes <=
+        arch.maxSharedBytes) {
+      blockN = n;
+      break;
+    }
+  if (blockN == 0)
+    return AttentionScheduleAttr();
+  int64_t group = shape.numQHeads / shape.numKvHeads, gqaPack = 1;
+  for (int64_t pack = std::min<int64_t>(group, kWsBlockM); pack >= 1; --pack)
+    if (group % pack == 0) {
+      gqaPack = pack;
+      break;
+    }
+  auto schedule = AttentionScheduleAttr::getChecked(
+      [&] { return op->emitOpError() << "chose an invalid schedule: "; },
+      op->getContext(), kWsBlockM, blockN, kWsWarps, kStages, qkPadded,
+      vPadded, gqaPack, kSplitKvMinKeys, /*maxKvSplits=*/int64_t(1),
+      kCtasPerSm * target.numSms, StringRef("wgmma_ws"),
+      AttentionForm::tensor_core);
+  if (!schedule)
+    return failure();
+  return schedule;
+}
+
 /// dims and types (K/V rows of the activation type); the template takes
 /// contiguous K/V in its tensor-core form only, so a shape that would take
 /// the CUDA-core form is refused.
@@ -490,6 +543,12 @@ FailureOr<AttentionScheduleAttr> chooseVarlenAttention(VarlenAttentionOp op,
       query.getElementType(), key.getElementType());
   if (failed(shape))
     return failure();
+  if (!baseline) {
+    FailureOr<AttentionScheduleAttr> ws =
+        chooseWarpSpecialized(op, *shape, target);
+    if (succeeded(ws) && *ws)
+      return ws;
+  }
   FailureOr<AttentionScheduleAttr> schedule =
       chooseAttentionTile(op, *shape, target, baseline);
   if (succeeded(schedule) &&
@@ -692,6 +751,18 @@ struct Specialize : attnc::impl::AttnSpecializeBase<Specialize> {
                     chooseVarlenAttention(varlen, *target, baseline);
                 if (succeeded(s))
                   varlen.setScheduleAttr(*s);
+                // A baseline standing in for a warp-specialised schedule
+                // is marked: the printer gives it that kernel's parameters
+                // (the K/V tensor maps), so that the tiers swap.
+                if (succeeded(s) && baseline) {
+                  FailureOr<AttentionScheduleAttr> optimised =
+                      chooseVarlenAttention(varlen, *target,
+                                            /*baseline=*/false);
+                  if (succeeded(optimised) &&
+                      optimised->getMma() == "wgmma_ws")
+                    varlen->setAttr("attn.ws_baseline",
+                                    UnitAttr::get(varlen->getContext()));
+                }
                 return LogicalResult(s);
               })
               .Default([](Operation *) { return success(); });

@@ -1411,6 +1411,21 @@ __device__ __forceinline__ void varlen_attention(
                          int(query_head_stride));
 }
 
+/// varlen_attention with the warp-specialised kernel's parameters (tensor
+/// maps over key and value after the strides, unread): the tiered JIT's
+/// baseline of a "wgmma_ws" schedule, which must take its parameters.
+template <class C>
+__device__ __forceinline__ void varlen_attention_maps(
+    const typename C::act_t *query, const typename C::act_t *key, const typename C::act_t *value,
+    long long query_token_stride, long long query_head_stride, long long key_token_stride,
+    long long key_head_stride, long long value_token_stride, long long value_head_stride,
+    const attnc::TensorMap *, const attnc::TensorMap *, const int *cu_seqlens_q, const int *cu_seqlens_k,
+    typename C::act_t *output, float *workspace, int num_tokens, int num_seqs, int num_kv_splits) {
+  varlen_attention<C>(query, key, value, query_token_stride, query_head_stride, key_token_stride, key_head_stride,
+                      value_token_stride, value_head_stride, cu_seqlens_q, cu_seqlens_k, output, workspace,
+                      num_tokens, num_seqs, num_kv_splits);
+}
+
 } // namespace attnc
 
 #endif // ATTNC_ATTENTION_CUH

@@ -3,10 +3,10 @@
 // The wgmma instructions of the attention kernel's wgmma tile, for the N
 // values its schedules use (attn-specialize: block_n 64, v_dim_padded 64 or
 // 128), activation type T (__nv_bfloat16 or __half):
-//  - WgmmaSS<T, N>: S = Q K^T, m64 x N x k16, both operands K-major in
+//  - WgmmaSS<T, N> (N = 64, 128): S = Q K^T, m64 x N x k16, both operands K-major in
 //    128-byte swizzled shared memory (descriptors a, b), zeroing the
 //    accumulators unless `accumulate`;
-//  - WgmmaRS<T, N>: O += P V, m64 x N x k16, P from registers in the
+//  - WgmmaRS<T, N> (N = 64, 128, 256): O += P V, m64 x N x k16, P from registers in the
 //    mma.sync A layout per warp, V MN-major in swizzled shared memory
 //    (transposed B).
 // The accumulator d is N / 8 fragments of 4 floats per thread.
@@ -25,10 +25,10 @@ template <class T> struct AlwaysFalse {
 };
 
 template <class T, int N> struct WgmmaSS {
-  static_assert(AlwaysFalse<T>::value, "WgmmaSS: no wrapper for this type and N (bf16/f16, N = 64)");
+  static_assert(AlwaysFalse<T>::value, "WgmmaSS: no wrapper for this type and N (bf16/f16, N = 64 or 128)");
 };
 template <class T, int N> struct WgmmaRS {
-  static_assert(AlwaysFalse<T>::value, "WgmmaRS: no wrapper for this type and N (bf16/f16, N = 64 or 128)");
+  static_assert(AlwaysFalse<T>::value, "WgmmaRS: no wrapper for this type and N (bf16/f16, N = 64, 128 or 256)");
 };
 
 // The accumulator fragments d[i][0..3] as read-write asm operands.
@@ -49,6 +49,35 @@ template <class T, int N> struct WgmmaRS {
                    "%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"          \
                    : ATTNC_WGMMA_D8(0)                                                            \
                    : "l"(a), "l"(b), "r"(accumulate));                                            \
+    }                                                                                             \
+  };                                                                                              \
+  template <> struct WgmmaSS<T, 128> {                                                            \
+    static __device__ __forceinline__ void run(float (&d)[16][4], unsigned long long a,             \
+                                               unsigned long long b, int accumulate) {             \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                     \
+                   "wgmma.mma_async.sync.aligned.m64n128k16.f32." PTX "." PTX " "                   \
+                   "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21," \
+                   "%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,"    \
+                   "%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,"    \
+                   "%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"                                  \
+                   : ATTNC_WGMMA_D8(0), ATTNC_WGMMA_D8(8)                                         \
+                   : "l"(a), "l"(b), "r"(accumulate));                                            \
+    }                                                                                             \
+  };                                                                                              \
+  template <> struct WgmmaRS<T, 256> {                                                            \
+    static __device__ __forceinline__ void run(float (&d)[32][4], const unsigned (&a)[4],           \
+                                               unsigned long long b) {                            \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32." PTX "." PTX " "                 \
+                   "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21," \
+                   "%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,"    \
+                   "%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,"    \
+                   "%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,"    \
+                   "%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,"    \
+                   "%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,"  \
+                   "%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, "        \
+                   "{%128,%129,%130,%131}, %132, 1, 1, 1, 1;\n"                                       \
+                   : ATTNC_WGMMA_D8(0), ATTNC_WGMMA_D8(8), ATTNC_WGMMA_D8(16), ATTNC_WGMMA_D8(24)  \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                         \
     }                                                                                             \
   };                                                                                              \
   template <> struct WgmmaRS<T, 64> {                                                             \

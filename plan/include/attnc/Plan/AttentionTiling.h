@@ -166,6 +166,57 @@ inline bool rowIsWholeChunks(int64_t dim, int64_t elementBytes) {
   return dim * elementBytes % 16 == 0;
 }
 
+/// The warp-specialised form (schedule mma "wgmma_ws",
+/// runtime/device/attnc_attention_ws.cuh): attn.varlen_attention on an arch
+/// with wgmma, 16-bit activations, head dims padded to 64-value column
+/// blocks and v_dim_padded <= 256 (one consumer's fp32 output accumulator,
+/// v_dim_padded / 2 registers per thread, next to its score tile).
+inline bool takesWarpSpecializedForm(bool archHasWgmma, int64_t qkPadded,
+                                     int64_t vPadded, bool sixteenBitActivation) {
+  return archHasWgmma && sixteenBitActivation && qkPadded % 64 == 0 &&
+         vPadded % 64 == 0 && vPadded <= 256;
+}
+
+/// The warp-specialised form's block: a producer warpgroup and two consumer
+/// warpgroups of 64 query rows each, and the registers setmaxnreg moves
+/// between them. A block of 384 threads launches with 168 registers each
+/// (the 64K file over 384, rounded down to 8); setmaxnreg only moves
+/// registers within the block's allocation (an increase that the released
+/// registers cannot cover waits forever), so 128 x 32 + 256 x 232 <= 384 x
+/// 168. (24 producer registers would give the consumers 240, but spilled
+/// the producer's loop at 192/128, NVRTC 13.0; the consumers use ~170.)
+constexpr int64_t kWsWarps = 12, kWsBlockM = 128;
+constexpr int64_t kWsLaunchRegisters = 168;
+constexpr int64_t kWsProducerRegisters = 32, kWsConsumerRegisters = 232;
+static_assert(128 * kWsProducerRegisters + 256 * kWsConsumerRegisters <=
+                  kWsWarps * 32 * kWsLaunchRegisters,
+              "setmaxnreg moves registers within the block's allocation");
+
+/// The warp-specialised form's shared memory (128-byte swizzled tiles,
+/// 1024-byte aligned): the two consumers' Q tiles (64 rows each), `stages`
+/// K tiles, `stages` V tiles, the mbarriers (full and empty per stage for K
+/// and V, and the V tail's), the tile's sequence.
+struct WsAttentionSharedMap {
+  int64_t qBytes, kOffset, kStageBytes, vOffset, vStageBytes, barOffset,
+      ownerOffset, totalBytes;
+};
+inline WsAttentionSharedMap wsAttentionSharedMap(int64_t qkPadded,
+                                                 int64_t vPadded,
+                                                 int64_t blockN,
+                                                 int64_t stages) {
+  WsAttentionSharedMap map{};
+  map.qBytes = 64 * qkPadded * 2;
+  map.kOffset = 2 * map.qBytes;
+  map.kStageBytes = blockN * qkPadded * 2;
+  map.vOffset = map.kOffset + stages * map.kStageBytes;
+  map.vStageBytes = blockN * vPadded * 2;
+  map.barOffset = map.vOffset + stages * map.vStageBytes;
+  map.ownerOffset = map.barOffset + (4 * stages + 1) * 8;
+  map.ownerOffset = (map.ownerOffset + 15) / 16 * 16;
+  map.totalBytes = map.ownerOffset + 16;
+  return map;
+}
+
 } // namespace attnc::plan
 
 #endif // ATTNC_PLAN_ATTENTIONTILING_H

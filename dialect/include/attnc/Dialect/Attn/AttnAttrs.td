@@ -203,6 +203,11 @@ def Attn_AttentionScheduleAttr : AttrDef<Attn_Dialect, "AttentionSchedule"> {
     or "wgmma" (sm_90a warpgroup MMA from 128-byte-swizzled shared memory;
     it needs block_m 128 and head dims padded to multiples of 64 with
     v_dim_padded <= 256). Tiles of at most 16 rows use mma.sync either way.
+    attn.varlen_attention may take "wgmma_ws" on sm_90a: the warp-specialised
+    kernel (attnc_attention_ws.cuh), num_warps 12 = a producer warpgroup
+    (bulk tensor copies into `pipeline_stages` K/V stages) and two consumer
+    warpgroups of 64 rows each (block_m 128) taking turns at the tensor
+    cores; block_n 64 or 128; no split-KV (max_kv_splits 1).
     `form` is the kernel form attn-specialize chose: `tensor_core` (the
     default, omitted when printed; runtime/device/attnc_attention.cuh) or
     `cuda_core` (one block per query row and KV head,

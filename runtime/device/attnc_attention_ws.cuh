@@ -1,0 +1,478 @@
+//===- attnc_attention_ws.cuh - warp-specialised prefill (sm_90a) -*- CUDA -*-===//
+//
+// The warp-specialised attention kernel of attn.varlen_attention (schedule
+// mma "wgmma_ws", docs/attention-kernel.md): three warpgroups per block.
+//  - Warpgroup 0, the producer, gives up registers (setmaxnreg) and one
+//    thread issues the tensor-memory-accelerator copies of the block's K and
+//    V tiles (kBlockN keys x 64-value boxes, 128-byte swizzled) into a ring
+//    of kStages stages, each tile completing on its stage's "full" mbarrier;
+//    it reuses a stage once both consumers released it ("empty" mbarriers).
+//  - Warpgroups 1 and 2, the consumers, own 64 query rows each (kBlockM =
+//    128 rows a block) and take the registers. Per key tile j a consumer
+//    issues S_j = Q K_j^T (wgmma, both operands in shared memory) and
+//    O += P_{j-1} V_{j-1} (P from registers), then runs the softmax of S_j
+//    while that P V runs, and rescales O once it is done. The two consumers
+//    take turns issuing their MMAs (two named barriers, ping-pong), so one's
+//    softmax runs under the other's MMAs.
+// Rows are flattened (token, head) pairs of one sequence, kPack query heads
+// of a KV group per token, as in attnc_attention.cuh; blocks run the last
+// row tile of the grid first (causal rows at the end see the most keys).
+// One block computes all of its rows' keys (no split-KV: prefill has blocks
+// enough); a launch with more splits leaves the extra blocks idle.
+//
+// Config members (printed by emitVarlenAttention from the schedule and
+// plan/include/attnc/Plan/AttentionTiling.h's wsAttentionSharedMap):
+//   act_t, kNumQHeads, kNumKvHeads, kGroupSize, kPack, kQkHeadDim,
+//   kVHeadDim, kQkPad, kVPad, kBlockM (128), kBlockN, kStages, kCausal,
+//   kSlidingWindow, kAttentionChunk, kHasSoftcap, kSoftcap, kSoftmaxScale,
+//   kScaleLog2, kHasValueScale, kValueScale, kProducerRegisters,
+//   kConsumerRegisters; offsets kWsQBytes (one consumer's Q tile),
+//   kWsKOffset, kWsKStageBytes, kWsVOffset, kWsVStageBytes, kWsBarOffset,
+//   kWsOwnerOffset, kSharedBytes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_ATTENTION_WS_CUH
+#define ATTNC_ATTENTION_WS_CUH
+
+#include "attnc_device.cuh"
+#include "attnc_wgmma.cuh"
+
+namespace attnc {
+
+/// Named barriers (ids 1.. ; 0 is __syncthreads) and register reallocation.
+template <int Unused = 0> __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+template <int Unused = 0> __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N> __device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+/// One plain arrival on `bar` (no bytes expected).
+template <int Unused = 0> __device__ __forceinline__ void mbarrier_arrive(void *bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
+}
+
+template <class C> struct WsAttention {
+  using act_t = typename C::act_t;
+  static constexpr int kNumQHeads = C::kNumQHeads, kGroupSize = C::kGroupSize, kPack = C::kPack;
+  static constexpr int kPacksPerGroup = kGroupSize / kPack;
+  static constexpr int kQkHeadDim = C::kQkHeadDim, kVHeadDim = C::kVHeadDim;
+  static constexpr int kQkPad = C::kQkPad, kVPad = C::kVPad;
+  static constexpr int kBlockM = C::kBlockM, kBlockN = C::kBlockN, kStages = C::kStages;
+  static constexpr int kThreads = 384, kConsumerThreads = 256;
+  static constexpr int kSeqLookupThreads = 4;
+  static_assert(kBlockM == 128, "two consumer warpgroups of one m64 row block each");
+  static_assert(kQkPad % 64 == 0 && kVPad % 64 == 0 && kVPad <= 256 && kBlockN % 16 == 0 && kBlockN <= 256,
+                "wgmma shapes: head dims in 64-value column blocks, N a multiple of 16");
+  static_assert(C::kWsQBytes % 1024 == 0 && C::kWsKOffset % 1024 == 0 && C::kWsKStageBytes % 1024 == 0 &&
+                    C::kWsVOffset % 1024 == 0 && C::kWsVStageBytes % 1024 == 0 && C::kWsBarOffset % 8 == 0,
+                "swizzle atoms stay 1024-byte aligned");
+  // Named barriers: the consumers' turns (ids 1, 2) and each consumer's own
+  // Q tile (ids 3, 4).
+  static constexpr int kTurnBarrier = 1, kQBarrier = 3;
+
+  /// Which keys row `pos` (a query position) attends: [begin, end);
+  /// non-decreasing in pos (the tile ranges rely on it). The rules of
+  /// attnc_attention.cuh's PagedAttention.
+  static __device__ __forceinline__ int row_key_begin(int pos, int kv_len) {
+    int begin = 0;
+    if constexpr (C::kSlidingWindow > 0)
+      begin = max(0, (C::kCausal ? pos : kv_len - 1) - C::kSlidingWindow + 1);
+    if constexpr (C::kAttentionChunk > 0)
+      begin = max(begin, pos - pos % C::kAttentionChunk);
+    return begin;
+  }
+  static __device__ __forceinline__ int row_key_end(int pos, int kv_len) {
+    if constexpr (C::kCausal)
+      return min(pos + 1, kv_len);
+    else
+      return kv_len;
+  }
+
+  /// S = Q K^T for the consumer's 64 rows and one K tile.
+  static __device__ __forceinline__ void scores(float (&s)[kBlockN / 8][4], unsigned long long q_desc,
+                                                unsigned long long k_desc) {
+#pragma unroll
+    for (int kc = 0; kc < kQkPad / 64; ++kc)
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks)
+        WgmmaSS<act_t, kBlockN>::run(s, q_desc + ((kc * 64 * 128 + ks * 32) >> 4),
+                                     k_desc + ((kc * kBlockN * 128 + ks * 32) >> 4), kc + ks > 0);
+  }
+  /// O += P V for one V tile; p holds P as A fragments of 16 keys.
+  static __device__ __forceinline__ void values(float (&o)[kVPad / 8][4], const unsigned (&p)[kBlockN / 16][4],
+                                                unsigned long long v_desc) {
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk)
+      WgmmaRS<act_t, kVPad>::run(o, p[kk], v_desc + ((kk * 16 * 128) >> 4));
+  }
+
+  /// The online softmax of one tile's scores for the thread's two rows:
+  /// masks keys outside [row_begin, row_end) when `masked`, updates m (raw
+  /// score units; log2 units with soft-cap) and l, returns in s the
+  /// numerators and in corr the factor O must be rescaled by.
+  static __device__ __forceinline__ void softmax(float (&s)[kBlockN / 8][4], float (&m)[2], float (&l)[2],
+                                                 float (&corr)[2], const int (&row_begin)[2],
+                                                 const int (&row_end)[2], bool masked, int key0, float scale) {
+    const int t = threadIdx.x % 4;
+    if constexpr (C::kHasSoftcap) {
+#pragma unroll
+      for (int n = 0; n < kBlockN / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[n][e] = C::kSoftcap * tanhf(s[n][e] * scale) * 1.4426950408889634f;
+      scale = 1.0f;
+    }
+    if (masked) {
+#pragma unroll
+      for (int n = 0; n < kBlockN / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = key0 + n * 8 + 2 * t + (e & 1);
+          if (key < row_begin[e / 2] || key >= row_end[e / 2]) s[n][e] = -infinity();
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      float mx = m[i];
+#pragma unroll
+      for (int n = 0; n < kBlockN / 8; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float m_scaled = mx == -infinity() ? 0.0f : mx * scale;
+      corr[i] = fast_exp2(m[i] * scale - m_scaled);
+      m[i] = mx;
+      float sum = 0.0f;
+#pragma unroll
+      for (int n = 0; n < kBlockN / 8; ++n) {
+        s[n][2 * i] = fast_exp2(fmaf(s[n][2 * i], scale, -m_scaled));
+        s[n][2 * i + 1] = fast_exp2(fmaf(s[n][2 * i + 1], scale, -m_scaled));
+        sum += s[n][2 * i] + s[n][2 * i + 1];
+      }
+      l[i] = l[i] * corr[i] + sum;
+    }
+  }
+
+  /// P (the numerators in s) as A fragments of 16 keys each.
+  static __device__ __forceinline__ void pack(unsigned (&p)[kBlockN / 16][4], const float (&s)[kBlockN / 8][4]) {
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) {
+      p[kk][0] = pack2<act_t>(s[2 * kk][0], s[2 * kk][1]);
+      p[kk][1] = pack2<act_t>(s[2 * kk][2], s[2 * kk][3]);
+      p[kk][2] = pack2<act_t>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+      p[kk][3] = pack2<act_t>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+    }
+  }
+
+  /// One box per 64-value column block of K or V tile `tile_key` (keys of the
+  /// sequence from its first row `kv_start`) into stage memory `dst`.
+  template <int kColBlocks>
+  static __device__ __forceinline__ void load_tile(const TensorMap *map, unsigned char *dst, void *bar,
+                                                   int kv_head, int row) {
+#pragma unroll
+    for (int b = 0; b < kColBlocks; ++b) tma_load_3d(dst + b * kBlockN * 128, map, bar, b * 64, kv_head, row);
+  }
+
+  struct Batch {
+    const act_t *query;
+    long long q_token_stride, q_head_stride;
+    const int *cu_seqlens_q, *cu_seqlens_k;
+    act_t *output;
+    int num_seqs;
+  };
+
+  static __device__ __forceinline__ void run(const Batch &batch, const TensorMap *k_map, const TensorMap *v_map) {
+    extern __shared__ __align__(1024) unsigned char smem[];
+    const int num_seqs = batch.num_seqs;
+    if (num_seqs <= 0 || blockIdx.z != 0) return;  // malformed batch, or a split beyond the first
+    const int tid = threadIdx.x;
+    // ---- the tile's sequence: the owner lookup of attnc_attention.cuh ----
+    const int tile_index = (int)gridDim.x - 1 - (int)blockIdx.x;
+    int seq, q_start, q_end, kv_start, kv_len;
+    if (num_seqs <= kSeqLookupThreads * kThreads) {
+      int4 &owner = *reinterpret_cast<int4 *>(smem + C::kWsOwnerOffset);
+      if (tid == 0) owner = make_int4(0, 0, 0, 0);
+      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < kSeqLookupThreads; ++j) {
+        const int s = tid + j * kThreads;
+        if (s < num_seqs) {
+          const int start = batch.cu_seqlens_q[s], end = batch.cu_seqlens_q[s + 1];
+          const int first_tile = (int)((long long)start * kPack / kBlockM) + s;
+          const int next_tile = (int)((long long)end * kPack / kBlockM) + s + 1;
+          if (first_tile <= tile_index && (s == num_seqs - 1 || tile_index < next_tile))
+            owner = make_int4(s, start, end, 0);
+        }
+      }
+      __syncthreads();
+      seq = owner.x, q_start = owner.y, q_end = owner.z;
+    } else {
+      int lo = 0, hi = num_seqs - 1;
+      while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if ((int)((long long)batch.cu_seqlens_q[mid] * kPack / kBlockM) + mid <= tile_index) lo = mid;
+        else hi = mid - 1;
+      }
+      seq = lo, q_start = batch.cu_seqlens_q[seq], q_end = batch.cu_seqlens_q[seq + 1];
+    }
+    kv_start = batch.cu_seqlens_k[seq];
+    kv_len = batch.cu_seqlens_k[seq + 1] - kv_start;
+    const int q_len = q_end - q_start;
+    const int row0 = (tile_index - (int)((long long)q_start * kPack / kBlockM) - seq) * kBlockM;
+    const int rows = min(kBlockM, q_len * kPack - row0);
+    if (row0 < 0 || rows <= 0) return;  // the sequence's spare block (uniform)
+    const int kv_head = blockIdx.y / kPacksPerGroup;
+    const int head0 = kv_head * kGroupSize + blockIdx.y % kPacksPerGroup * kPack;
+    const int first_pos = kv_len - q_len;  // the queries are the last q_len positions
+
+    // The block's key tiles: the union of its rows' ranges.
+    const int key_begin = row_key_begin(first_pos + row0 / kPack, kv_len);
+    const int key_end = row_key_end(first_pos + (row0 + rows - 1) / kPack, kv_len);
+    const int tile_first = key_begin / kBlockN;
+    const int tiles = key_end > key_begin ? (key_end + kBlockN - 1) / kBlockN - tile_first : 0;
+
+    unsigned long long *full_k = reinterpret_cast<unsigned long long *>(smem + C::kWsBarOffset);
+    unsigned long long *full_v = full_k + kStages, *empty_k = full_v + kStages, *empty_v = empty_k + kStages;
+    unsigned long long *v_tail = empty_v + kStages;
+    if (tid == 0) {
+      for (int s = 0; s < kStages; ++s) {
+        mbarrier_init(full_k + s, 1);
+        mbarrier_init(full_v + s, 1);
+        mbarrier_init(empty_k + s, kConsumerThreads);
+        mbarrier_init(empty_v + s, kConsumerThreads);
+      }
+      mbarrier_init(v_tail, 1);
+    }
+    __syncthreads();
+    const int wg = tid / 128;
+    if (wg == 0) {
+      // ---- producer ----
+      setmaxnreg_dec<C::kProducerRegisters>();
+      if (tid >= 32) return;
+      const int lane = tid;
+      for (int it = 0; it < tiles; ++it) {
+        const int s = it % kStages, use = it / kStages;
+        const int tile_key = (tile_first + it) * kBlockN;
+        unsigned char *k_dst = smem + C::kWsKOffset + s * C::kWsKStageBytes;
+        unsigned char *v_dst = smem + C::kWsVOffset + s * C::kWsVStageBytes;
+        if (lane == 0) {
+          if (use > 0) mbarrier_wait(empty_k + s, (use - 1) & 1);
+          mbarrier_arrive_expect_tx(full_k + s, (kQkPad / 64) * kBlockN * 128);
+          load_tile<kQkPad / 64>(k_map, k_dst, full_k + s, kv_head, kv_start + tile_key);
+          if (use > 0) mbarrier_wait(empty_v + s, (use - 1) & 1);
+        }
+        // V rows past the sequence end belong to the next sequence (finite)
+        // or to whatever follows the last one: the producer zeroes them
+        // before the consumers' P V can read them (0 * NaN is NaN).
+        const bool tail = tile_key + kBlockN > kv_len;
+        if (!tail) {
+          if (lane == 0) {
+            mbarrier_arrive_expect_tx(full_v + s, (kVPad / 64) * kBlockN * 128);
+            load_tile<kVPad / 64>(v_map, v_dst, full_v + s, kv_head, kv_start + tile_key);
+          }
+        } else {
+          if (lane == 0) {
+            mbarrier_arrive_expect_tx(v_tail, (kVPad / 64) * kBlockN * 128);
+            load_tile<kVPad / 64>(v_map, v_dst, v_tail, kv_head, kv_start + tile_key);
+          }
+          __syncwarp();
+          mbarrier_wait(v_tail, 0);  // one tail tile a block: the last one
+          const int from = kv_len - tile_key, nrows = kBlockN - from;
+          for (int e = lane; e < nrows * (kVPad / 64) * 8; e += 32) {
+            const int chunk = e % 8, r = from + (e / 8) % nrows, b = e / 8 / nrows;
+            *reinterpret_cast<uint4 *>(v_dst + sw128_offset<kBlockN>(r, b * 8 + chunk)) = make_uint4(0, 0, 0, 0);
+          }
+          fence_proxy_async();
+          __syncwarp();
+          if (lane == 0) mbarrier_arrive(full_v + s);
+        }
+      }
+      return;
+    }
+
+    // ---- consumers ----
+    setmaxnreg_inc<C::kConsumerRegisters>();
+    const int c = wg - 1;                // consumer 0 or 1
+    const int ctid = tid - 128 * wg;     // thread within the consumer
+    const int warp = ctid / 32, g = (ctid % 32) / 4, t = ctid % 4;
+    unsigned char *q_s = smem + c * C::kWsQBytes;
+    // Q: the consumer's 64 rows (row0 + 64 c ..), rows past `rows` and
+    // padding columns zero-filled.
+    {
+      const int chunk = ctid % 8, r0 = ctid / 8;
+#pragma unroll
+      for (int p = 0; p < 64 / 16; ++p) {
+        const int r = r0 + 16 * p, f = row0 + 64 * c + r;
+        const bool valid = 64 * c + r < rows;
+        const act_t *src = batch.query + (valid ? (long long)(q_start + f / kPack) * batch.q_token_stride +
+                                                      (long long)(head0 + f % kPack) * batch.q_head_stride
+                                                : 0);
+#pragma unroll
+        for (int b = 0; b < kQkPad / 64; ++b) {
+          const int col = b * 64 + chunk * 8;
+          cp_async_16(q_s + sw128_offset<64>(r, b * 8 + chunk), src + (col < kQkHeadDim ? col : 0),
+                      valid && col < kQkHeadDim);
+        }
+      }
+      cp_async_commit();
+      cp_async_wait<0>();
+      fence_proxy_async();
+      named_barrier_sync(kQBarrier + c, 128);
+    }
+    // The thread's two rows (64 c + 16 warp + g, + 8) and their key ranges;
+    // the keys all of this consumer's rows attend (no mask needed).
+    int row_begin[2], row_end[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int r = 64 * c + 16 * warp + g + 8 * i;
+      const int pos = first_pos + (row0 + r) / kPack;
+      row_begin[i] = r < rows ? row_key_begin(pos, kv_len) : 0;
+      row_end[i] = r < rows ? row_key_end(pos, kv_len) : 0;
+    }
+    const int c_rows = max(0, min(64, rows - 64 * c));
+    const int c_first = first_pos + (row0 + 64 * c) / kPack;
+    const int c_last = first_pos + (row0 + 64 * c + max(c_rows, 1) - 1) / kPack;
+    const int full_begin = c_rows > 0 ? row_key_begin(c_last, kv_len) : 0;
+    const int full_end = c_rows > 0 ? row_key_end(c_first, kv_len) : 0;
+
+    constexpr float kScale = C::kHasSoftcap ? C::kSoftmaxScale / C::kSoftcap : C::kScaleLog2;
+    float o[kVPad / 8][4];
+#pragma unroll
+    for (int d = 0; d < kVPad / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+    float m[2] = {-infinity(), -infinity()}, l[2] = {0.0f, 0.0f};
+    float s[kBlockN / 8][4];
+    unsigned p[kBlockN / 16][4];
+    const unsigned long long q_desc = sw128_desc(shared_address(q_s), 16, 1024);
+    const unsigned long long k_desc = sw128_desc(shared_address(smem + C::kWsKOffset), 16, 1024);
+    const unsigned long long v_desc = sw128_desc(shared_address(smem + C::kWsVOffset), kBlockN * 128, 1024);
+
+    if (tiles > 0) {
+      // Consumer 0 goes first: consumer 1 hands it the first turn.
+      if (c == 1) named_barrier_arrive(kTurnBarrier + 0, kConsumerThreads);
+      float corr[2];
+      // Tile 0: S alone.
+      mbarrier_wait(full_k, 0);
+      named_barrier_sync(kTurnBarrier + c, kConsumerThreads);
+      wgmma_fence();
+      scores(s, q_desc, k_desc);
+      wgmma_commit();
+      named_barrier_arrive(kTurnBarrier + 1 - c, kConsumerThreads);
+      wgmma_wait<0>();
+      fence_regs1(s);
+      mbarrier_arrive(empty_k);
+      softmax(s, m, l, corr, row_begin, row_end,
+              tile_first * kBlockN < full_begin || (tile_first + 1) * kBlockN > full_end, tile_first * kBlockN,
+              kScale);
+      pack(p, s);
+      // Tile j: S_j, then P_{j-1} V_{j-1}; the softmax of S_j under that.
+      for (int it = 1; it < tiles; ++it) {
+        const int st = it % kStages, prev = (it - 1) % kStages;
+        const int tile_key = (tile_first + it) * kBlockN;
+        mbarrier_wait(full_k + st, (it / kStages) & 1);
+        mbarrier_wait(full_v + prev, ((it - 1) / kStages) & 1);
+        named_barrier_sync(kTurnBarrier + c, kConsumerThreads);
+        wgmma_fence();
+        scores(s, q_desc, k_desc + ((st * C::kWsKStageBytes) >> 4));
+        wgmma_commit();
+        values(o, p, v_desc + ((prev * C::kWsVStageBytes) >> 4));
+        wgmma_commit();
+        named_barrier_arrive(kTurnBarrier + 1 - c, kConsumerThreads);
+        wgmma_wait<1>();
+        fence_regs1(s);
+        mbarrier_arrive(empty_k + st);
+        softmax(s, m, l, corr, row_begin, row_end, tile_key < full_begin || tile_key + kBlockN > full_end,
+                tile_key, kScale);
+        wgmma_wait<0>();
+        fence_regs1(o);
+        mbarrier_arrive(empty_v + prev);
+#pragma unroll
+        for (int d = 0; d < kVPad / 8; ++d) {
+          o[d][0] *= corr[0];
+          o[d][1] *= corr[0];
+          o[d][2] *= corr[1];
+          o[d][3] *= corr[1];
+        }
+        pack(p, s);
+      }
+      // The last tile's P V, in turn; consumer 1's last turn hands over nothing.
+      const int last = (tiles - 1) % kStages;
+      mbarrier_wait(full_v + last, ((tiles - 1) / kStages) & 1);
+      named_barrier_sync(kTurnBarrier + c, kConsumerThreads);
+      wgmma_fence();
+      values(o, p, v_desc + ((last * C::kWsVStageBytes) >> 4));
+      wgmma_commit();
+      if (c == 0) named_barrier_arrive(kTurnBarrier + 1, kConsumerThreads);
+      wgmma_wait<0>();
+      fence_regs1(o);
+      mbarrier_arrive(empty_v + last);
+    }
+
+    // ---- epilogue: normalise and store the thread's rows ----
+    const float m_units = C::kHasSoftcap ? 1.0f : kScale;
+    (void)m_units;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      float li = l[i];
+      li += __shfl_xor_sync(0xffffffffu, li, 1);
+      li += __shfl_xor_sync(0xffffffffu, li, 2);
+      const int r = 64 * c + 16 * warp + g + 8 * i;
+      // A row that saw no key (m = -inf) is 0; else l >= 1 (its largest
+      // logit contributes exp2(0)), and a NaN stays NaN.
+      float inv = m[i] == -infinity() ? 0.0f : 1.0f / li;
+      if constexpr (C::kHasValueScale) inv *= C::kValueScale;
+      if (r < rows) {
+        const int f = row0 + r;
+        act_t *out = batch.output + ((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kVHeadDim;
+#pragma unroll
+        for (int d = 0; d < kVPad / 8; ++d) {
+          const int col = d * 8 + 2 * t;
+          if (col < kVHeadDim)
+            *reinterpret_cast<unsigned *>(out + col) = pack2<act_t>(o[d][2 * i] * inv, o[d][2 * i + 1] * inv);
+        }
+      }
+    }
+  }
+
+  /// fence_regs for one accumulator array.
+  template <int B> static __device__ __forceinline__ void fence_regs1(float (&r)[B][4]) {
+#pragma unroll
+    for (int j = 0; j < B; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(r[j][e])::"memory");
+  }
+};
+
+/// The warp-specialised attention over ragged contiguous K/V
+/// (attn.varlen_attention, schedule mma "wgmma_ws"): the parameters of
+/// varlen_attention<Config> in attnc_attention.cuh plus the tensor maps over
+/// key and value ([tokens, kv_heads, head_dim] views, boxes of kBlockN rows
+/// x 64 values of one head, 128-byte swizzle). The workspace is unused (no
+/// split-KV).
+template <class C>
+__device__ __forceinline__ void varlen_attention_ws(
+    const typename C::act_t *query, const typename C::act_t *key, const typename C::act_t *value,
+    long long query_token_stride, long long query_head_stride, long long key_token_stride,
+    long long key_head_stride, long long value_token_stride, long long value_head_stride,
+    const TensorMap *key_map, const TensorMap *value_map, const int *cu_seqlens_q, const int *cu_seqlens_k,
+    typename C::act_t *output, float *workspace, int num_tokens, int num_seqs, int num_kv_splits) {
+  static_assert(!C::kFp8 && !C::kSinks && !C::kGate, "varlen_attention: no fp8 cache, sinks or gate");
+  (void)key, (void)value, (void)key_token_stride, (void)key_head_stride, (void)value_token_stride;
+  (void)value_head_stride, (void)workspace, (void)num_tokens, (void)num_kv_splits;
+  typename WsAttention<C>::Batch batch;
+  batch.query = query;
+  batch.q_token_stride = query_token_stride;
+  batch.q_head_stride = query_head_stride;
+  batch.cu_seqlens_q = cu_seqlens_q;
+  batch.cu_seqlens_k = cu_seqlens_k;
+  batch.output = output;
+  batch.num_seqs = num_seqs;
+  WsAttention<C>::run(batch, key_map, value_map);
+}
+
+} // namespace attnc
+
+#endif // ATTNC_ATTENTION_WS_CUH
