@@ -407,6 +407,9 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   printEntryPoint(os, layer.name, "attnc::paged_attention<Config>", params);
 
   KernelAbi abi = tensorCoreAbi(layer, params, schedule, limits, map);
+  // PagedAttention::run waits (griddepcontrol.wait) before its first global
+  // access (the CUDA-core reference form does not: no flag there).
+  abi.programmatic_dependent_launch = true;
   return EmittedKernel{layer.name, "attention", layerOf(function), std::move(source),
                        std::move(abi)};
 }
@@ -499,6 +502,8 @@ FailureOr<EmittedKernel> emitVarlenAttention(func::FuncOp function,
   printEntryPoint(os, layer.name, "attnc::varlen_attention<Config>", params);
 
   KernelAbi abi = tensorCoreAbi(layer, params, schedule, limits, map);
+  // varlen_attention runs PagedAttention::run, which waits first.
+  abi.programmatic_dependent_launch = true;
   return EmittedKernel{layer.name, "varlen_attention", layerOf(function),
                        std::move(source), std::move(abi)};
 }

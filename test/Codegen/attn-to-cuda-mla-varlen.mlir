@@ -67,6 +67,7 @@
 // CHECK-NEXT: },
 // CHECK-NEXT: 16,
 // CHECK: "dynamic_shared_memory_bytes": 115488,
+// CHECK: "programmatic_dependent_launch": true
 
 // ABSENT-LABEL: // ===== kernel mla__varlen_attention (varlen_attention) =====
 // ABSENT-NOT: __restrict__ block_tables
@@ -108,6 +109,8 @@
 // CHECK-NEXT: "value": "num_tokens",
 // CHECK-NEXT: "multiplier": 1,
 // CHECK-NEXT: "divisor": 8
+// The gather does not wait (griddepcontrol): launched plainly.
+// CHECK-NOT: "programmatic_dependent_launch"
 func.func @mla(%q: tensor<?x16x192xbf16>, %k: tensor<?x16x192xbf16>,
     %v: tensor<?x16x128xbf16>, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>,
     %cache: tensor<?x64x576xf8E4M3FN>, %s: tensor<f32>, %tables: tensor<?x?xi32>)

@@ -25,6 +25,13 @@ struct FakeCudaState {
   void *stream = nullptr;
   /// The kernelParams array of the last launch, as passed.
   void **params = nullptr;
+  /// Launches through cuLaunchKernelEx (counted in `launches` too).
+  int launches_ex = 0;
+  /// Whether the last launch (either call) carried
+  /// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION with a non-zero
+  /// value, and how many launch attributes it had.
+  bool last_launch_programmatic = false;
+  unsigned last_launch_attributes = 0;
   int max_dynamic_shared_memory_set = 0;
   /// Compute capability the fake device reports.
   int major = 9;
