@@ -65,6 +65,13 @@ __attribute__((visibility("default"))) FakeCudaState *attnc_fake_cuda_state() {
   return &state;
 }
 
+__attribute__((visibility("default"))) void
+attnc_fake_cuda_launches(int *launches, int *launches_ex, int *last_programmatic) {
+  *launches = state.launches;
+  *launches_ex = state.launches_ex;
+  *last_programmatic = state.last_launch_programmatic ? 1 : 0;
+}
+
 CUresult CUDAAPI cuInit(unsigned int) {
   ++state.init_calls;
 #ifdef ATTNC_FAKE_CUDA_NO_DEVICE
