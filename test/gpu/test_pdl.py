@@ -8,7 +8,13 @@ outputs are poisoned (NaN) before every run.
 What a missing or misplaced griddepcontrol.wait would break here: layer l's
 attention reading q_out or its cache's new row before layer l's preprocess
 wrote them (read after write), and layer l+1's preprocess overwriting the
-shared q_out while layer l's attention still reads it (write after read)."""
+shared q_out while layer l's attention still reads it (write after read).
+The MLA decode step (mla_preprocess -> latent_attention, deepseek-v3 at TP
+8) is checked the same way over test_mla_engine_path.py's DecodeStep."""
+
+import math
+import re
+from pathlib import Path
 
 import pytest
 
@@ -162,3 +168,55 @@ def test_pdl_step_matches_plain_launches_and_reference(contexts, case, mode):
         # Same kernels, same inputs: PDL changes when they start, not what
         # they compute.
         assert torch.equal(results[True][0][l], results[False][0][l]), f"layer {l}: out differs"
+
+
+def test_mla_pdl_step_matches_plain_launches_and_reference(contexts):
+    """Layers of (mla_preprocess -> latent_attention) through plans, one CUDA
+    graph: PDL on and off give the same bits (cache, absorbed query, output)
+    and the output matches a float32 attention over the kernels' own cache
+    and query."""
+    from test_mla_engine_path import DecodeStep
+    config = Path(__file__).resolve().parents[2] / "examples" / "configs" / "deepseek-v3.json"
+    models = {pdl: attnc.compile(str(config), tp=8, context=contexts[pdl]) for pdl in (True, False)}
+    layer = next(k.layer for k in models[True].kernels if k.kind == "latent_attention")
+    results, flags = {}, {}
+    for pdl, model in models.items():
+        steps = [DecodeStep(model, layer, 900 + l) for l in range(NUM_LAYERS)]
+        plans = [(model.mla_preprocess_plan(layer, kv_norm_weight=s.weight, latent_cache=s.cache),
+                  model.latent_attention_plan(layer, latent_cache=s.cache)) for s in steps]
+        flags[pdl] = [(pre.programmatic_launch, dec.programmatic_launch) for pre, dec in plans]
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=side):
+            for s, (pre, dec) in zip(steps, plans):
+                pre.run(s.kv_a, s.q_pe, s.slot_mapping, s.positions, latent_out=s.latent_out,
+                        q_rope_out=s.q_abs[..., s.rank:])
+                dec.run(s.q_abs, s.block_tables, s.seq_lens, s.query_start_loc, out=s.out)
+        graph.replay()  # (capture ran nothing: the steps' poisoned outputs are intact)
+        torch.cuda.synchronize()
+        results[pdl] = [(s.cache.clone(), s.q_abs.clone(), s.out.clone()) for s in steps]
+        ref_steps = steps
+    assert all(f == (False, False) for f in flags[False]), flags[False]
+    if torch.cuda.get_device_capability()[0] >= 9:
+        assert all(f == (True, True) for f in flags[True]), flags[True]
+
+    source = models[True].kernel(layer, "latent_attention").source
+    scale = float(re.search(r"softmax_scale=([0-9.eE+-]+)", source).group(1))
+    for l, s in enumerate(ref_steps):
+        for part, name in enumerate(("latent_cache", "q_abs", "out")):
+            assert torch.equal(results[True][l][part], results[False][l][part]), \
+                f"layer {l}: {name} differs between PDL on and off"
+        cache, q_abs, out = results[True][l]
+        page = cache.shape[1]
+        rows = cache.view(-1, cache.shape[-1])
+        queries, keys, values = [], [], []
+        for seq, n in enumerate(s.LENS):
+            pos = torch.arange(n, device="cuda")
+            slot = s.block_tables[seq].long()[pos // page] * page + pos % page
+            queries.append(q_abs[seq:seq + 1])
+            keys.append(rows[slot][:, None, :])
+            values.append(rows[slot][:, None, :s.rank])
+        want = attention_reference(queries, keys, values, softmax_scale=scale,
+                                   with_magnitude=True)
+        assert_close(f"layer {l} latent_attention", out, want, "bf16")
