@@ -320,7 +320,9 @@ void attnc_launch_plan_destroy(attnc_launch_plan_t plan);
 /** Launches `plan` on `stream`: the grid from the rule over `args` and
  *  `launch_scalars` (exactly as attnc_kernel_launch: args[i] points to
  *  parameter i's value, launch_scalars are the ABI's, in order), then
- *  cuLaunchKernel through a function pointer the plan holds. No lock,
+ *  cuLaunchKernel (cuLaunchKernelEx where the launch is programmatic:
+ *  attnc_launch_plan_programmatic_launch) through a function pointer the
+ *  plan holds. No lock,
  *  allocation, lookup or string on success, so it may run inside a stream
  *  capture. A grid with a zero dimension launches nothing and returns OK.
  *  Failures are INVALID_ARGUMENT (a negative grid value, a grid over CUDA's
