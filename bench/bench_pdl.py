@@ -20,6 +20,7 @@ latency and block start-up that PDL hides under the previous kernel's tail.
 
 Usage (GPU machine): PYTHONPATH=python ATTNC_LIBRARY=build/lib/libattnc.so \
     python3 bench/bench_pdl.py [layers]   # JSON to $OUT/bench_pdl.json
+(kernels compile into $ATTNC_CACHE_DIR when set, else a temporary cache).
 """
 import json
 import os
@@ -134,7 +135,8 @@ def main():
            "command": " ".join(sys.argv), "layers": layers,
            "ATTNC_PDL": os.environ.get("ATTNC_PDL")}
     res["cases"] = []
-    with tempfile.TemporaryDirectory() as cache_dir:
+    with tempfile.TemporaryDirectory() as temp_dir:
+        cache_dir = os.environ.get("ATTNC_CACHE_DIR") or temp_dir
         contexts = {True: attnc.Context(cache_dir=cache_dir),
                     False: attnc.Context(cache_dir=cache_dir, disable_pdl=True)}
         llama = {pdl: attnc.compile(LLAMA, context=c, dtype="bf16", kv_dtype="bf16",

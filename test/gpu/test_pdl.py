@@ -12,7 +12,7 @@ shared q_out while layer l's attention still reads it (write after read).
 The MLA decode step (mla_preprocess -> latent_attention, deepseek-v3 at TP
 8) is checked the same way over test_mla_engine_path.py's DecodeStep."""
 
-import math
+import os
 import re
 from pathlib import Path
 
@@ -21,7 +21,7 @@ import pytest
 import attnc
 from attnc_gpu_cases import LAYER, layer_spec
 from attnc_gpu_reference import (assert_close, attention_reference, fused_columns,
-                                 paged_sequences, torch, torch_dtype)
+                                 paged_sequences, torch)
 
 NUM_LAYERS = 4
 BLOCK_SIZE = 16
@@ -36,12 +36,12 @@ CASES = [  # (qk_head_dim, v_head_dim, q heads, kv heads)
 
 def _case_id(case):
     dqk, dv, hq, hkv = case
-    return f"{dqk}x{dv}-h{hq}/{hkv}"
+    return f"{dqk}x{dv}-h{hq}-{hkv}"
 
 
 @pytest.fixture(scope="module")
 def contexts(tmp_path_factory):
-    cache_dir = str(tmp_path_factory.mktemp("attnc-pdl-cache"))
+    cache_dir = os.environ.get("ATTNC_CACHE_DIR") or str(tmp_path_factory.mktemp("attnc-pdl"))
     return {True: attnc.Context(cache_dir=cache_dir),
             False: attnc.Context(cache_dir=cache_dir, disable_pdl=True)}
 
@@ -52,7 +52,7 @@ class _Layer:
     def __init__(self, case, g):
         dqk, dv, hq, hkv = case
         self.q_cols, self.k_cols, self.v_cols, _, width = fused_columns(hq, hkv, dqk, dv, "none")
-        tables, positions, slots, num_blocks = paged_sequences(KEY_COUNTS, BLOCK_SIZE, g)
+        tables, _, slots, num_blocks = paged_sequences(KEY_COUNTS, BLOCK_SIZE, g)
         self.tables = tables
         ends = torch.tensor(KEY_COUNTS, device="cuda").cumsum(0) - 1
         self.slots = slots[ends].contiguous()  # the step's token: each sequence's last
