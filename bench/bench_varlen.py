@@ -86,7 +86,17 @@ def compile_model(heads):
     reports = kernel.build_reports()
     return model, {"compile_wall_s": wall,
                    "nvrtc_compile_ms": [r.get("compile_ms") for r in reports],
-                   "schedule_mma": "wgmma" if "kWgmma = true" in kernel.source else "mma.sync"}
+                   "schedule_mma": _schedule_mma(kernel.source)}
+
+
+def _schedule_mma(source):
+    """The schedule's mma, from the kernel source's schedule line."""
+    for line in source.splitlines():
+        if line.startswith("// schedule:"):
+            for field in line.split():
+                if field.startswith("mma="):
+                    return field[len("mma="):]
+    return "mma.sync"  # the default, omitted when printed
 
 
 def cu(lengths):

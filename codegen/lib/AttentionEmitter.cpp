@@ -459,6 +459,9 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
   // The tensor maps' outer dim (the caches' blocks) is no kernel parameter.
   if (tmaParams)
     abi.launch_scalars = {"num_blocks"};
+  // PagedAttention::run waits (griddepcontrol.wait) before its first global
+  // access (the CUDA-core reference form does not: no flag there).
+  abi.programmatic_dependent_launch = true;
   return EmittedKernel{layer.name, "attention", layerOf(function), std::move(source),
                        std::move(abi)};
 }
@@ -611,6 +614,9 @@ FailureOr<EmittedKernel> emitVarlenAttention(func::FuncOp function,
   // The maps' outer dim (the K/V views' rows) is no kernel parameter.
   if (mapParams)
     abi.launch_scalars = {"num_kv_tokens"};
+  // varlen_attention runs PagedAttention::run and varlen_attention_ws
+  // WsAttention::run; both wait (griddepcontrol.wait) first.
+  abi.programmatic_dependent_launch = true;
   return EmittedKernel{layer.name, "varlen_attention", layerOf(function),
                        std::move(source), std::move(abi)};
 }

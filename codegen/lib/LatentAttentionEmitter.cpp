@@ -180,6 +180,9 @@ FailureOr<EmittedKernel> emitLatentAttention(func::FuncOp function,
   abi.hints = {{"target_ctas", limits.targetCtas},
                {"max_kv_splits", limits.maxKvSplits}};
   abi.dynamic_shared_memory_bytes = static_cast<uint32_t>(map.totalBytes);
+  // LatentAttention::run waits (griddepcontrol.wait) before its first
+  // global access.
+  abi.programmatic_dependent_launch = true;
   return EmittedKernel{name, "latent_attention", layerOf(function),
                        std::move(source), std::move(abi)};
 }

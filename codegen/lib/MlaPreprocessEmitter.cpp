@@ -232,6 +232,8 @@ FailureOr<EmittedKernel> emitMlaPreprocess(func::FuncOp function,
                                    schedule.getTokensPerBlock() *
                                        schedule.getTokenSteps()),
               GridDimRule::fixed(1), GridDimRule::fixed(1)};
+  // The template waits (griddepcontrol.wait) before its first global access.
+  abi.programmatic_dependent_launch = true;
   return EmittedKernel{kernel.name, "mla_preprocess", layerOf(function),
                        std::move(source), std::move(abi)};
 }

@@ -326,6 +326,8 @@ FailureOr<EmittedKernel> emitPreprocess(func::FuncOp function,
   abi.block = {static_cast<uint32_t>(schedule.getThreadsPerBlock()), 1, 1};
   abi.grid = {GridDimRule::ceilDiv("num_tokens", 1, schedule.getTokensPerBlock()),
               GridDimRule::fixed(1), GridDimRule::fixed(1)};
+  // The template waits (griddepcontrol.wait) before its first global access.
+  abi.programmatic_dependent_launch = true;
   return EmittedKernel{kernel.name, "preprocess", layerOf(function),
                        std::move(source), std::move(abi)};
 }

@@ -53,6 +53,7 @@ class ContextOptions(ctypes.Structure):
         ("cuda_driver_library", c_char_p),
         ("warning_callback", WARNING_CALLBACK),
         ("warning_user_data", c_void_p),
+        ("disable_pdl", c_int),
     ]
 
 
@@ -126,6 +127,7 @@ _SIGNATURES = {
     "attnc_launch_plan_create": (_STATUS, [_P, ctypes.POINTER(_P)]),
     "attnc_launch_plan_destroy": (None, [_P]),
     "attnc_launch_plan_run": (_STATUS, [_P, c_void_p, c_void_p, c_void_p]),
+    "attnc_launch_plan_programmatic_launch": (c_int, [_P]),
     # Compiler.h
     "attnc_model_options_initialize": (None, [ctypes.POINTER(ModelOptions)]),
     "attnc_model_compile_config": (_STATUS, [_P, c_char_p,

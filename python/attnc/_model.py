@@ -48,6 +48,10 @@ class Context:
         nvrtc_library: libnvrtc to load (``None``: ``$CUDA_HOME/lib64``,
             ``/usr/local/cuda/lib64``, then the loader's search path).
         cuda_driver_library: CUDA driver library (``None``: libcuda.so.1).
+        disable_pdl: launch every kernel without programmatic dependent
+            launch (``ATTNC_PDL=0`` in the environment does the same for the
+            whole process); e.g. to compare a CUDA graph of decode steps with
+            and without the overlap in one run.
 
     Warnings from the runtime (a corrupt cache entry recompiled, an unwritable
     cache directory) are issued as :class:`attnc.AttncWarning`.
@@ -58,7 +62,8 @@ class Context:
                  archs: Optional[Sequence[str]] = None,
                  disable_cache: bool = False,
                  nvrtc_library: Optional[PathLike] = None,
-                 cuda_driver_library: Optional[PathLike] = None):
+                 cuda_driver_library: Optional[PathLike] = None,
+                 disable_pdl: bool = False):
         lib = library()
         self._lib = lib
         options = ContextOptions()
@@ -78,6 +83,7 @@ class Context:
         options.nvrtc_library_path = self._nvrtc
         options.cuda_driver_library = self._driver
         options.warning_callback = self._callback
+        options.disable_pdl = 1 if disable_pdl else 0
         handle = ctypes.c_void_p()
         lib.check(lib.attnc_context_create(ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle.value

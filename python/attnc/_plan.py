@@ -172,6 +172,15 @@ class LaunchPlan:
         self._splits_lock = threading.Lock()
         self._run = self._generate(torch, run_c)
 
+    @property
+    def programmatic_launch(self) -> bool:
+        """Whether runs launch with programmatic dependent launch (the
+        kernel's ABI says ``programmatic_dependent_launch``, the switch is on,
+        the device is sm_90 or newer and the driver has cuLaunchKernelEx;
+        ``attnc_launch_plan_programmatic_launch``)."""
+        return bool(self._lib.attnc_launch_plan_programmatic_launch(
+            ctypes.c_void_p(self._cplan.handle)))
+
     # ---- per-batch planning --------------------------------------------------
 
     @property

@@ -420,9 +420,15 @@ def test_varlen_attention_plan_launch(bf16, launches, tokens, kv_tokens, seqs):
     assert got["value"] == got["key"] + 128 * 2
     assert (got["num_tokens"], got["num_seqs"]) == (tokens, seqs)
     assert got["workspace"] == workspace.ptr and got["output"] == p.out.ptr
-    # The rule: busy = max(ceil(T / 128), B) x 16 heads of 264 CTAs, at most 64.
+    # The rule: busy = max(ceil(T / 128), B) x 16 heads of 264 CTAs, at most
+    # the kernel's max_kv_splits: 1 for sm_90a's warp-specialised form (no
+    # split-KV), 64 for the mma.sync tiles.
+    hints = bf16.kernel(LAYER, "varlen_attention").abi["hints"]
+    assert hints["target_ctas"] == 264
+    assert hints["max_kv_splits"] == (1 if "mma=wgmma_ws" in
+                                      bf16.kernel(LAYER, "varlen_attention").source else 64)
     busy = max(-(-tokens // 128), seqs) * H
-    assert got["num_kv_splits"] == (1 if busy >= 264 else min(64, 264 // busy))
+    assert got["num_kv_splits"] == (1 if busy >= 264 else min(hints["max_kv_splits"], 264 // busy))
     # One spare block per sequence: even 0 query rows launch.
     assert ran["launched"] == 1
     assert ran["grid"] == [-(-tokens // 128) + seqs, H, got["num_kv_splits"]]

@@ -49,10 +49,13 @@ func.func @{LAYER}(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>,
 SIZES = {"num_tokens": 7, "num_kv_tokens": 11, "num_seqs": 3, "num_seqs_plus_one": 4,
          "num_blocks": 5, "max_blocks_per_seq": 4}
 
+#: sm_90a's warp-specialised varlen kernel: tensor maps over key and value
+#: after the views' strides (the runtime encodes them; callers pass NULL).
 VARLEN_PARAMS = ["query", "key", "value", "query_token_stride", "query_head_stride",
                  "key_token_stride", "key_head_stride", "value_token_stride",
-                 "value_head_stride", "cu_seqlens_q", "cu_seqlens_k", "output",
-                 "workspace", "num_tokens", "num_seqs", "num_kv_splits"]
+                 "value_head_stride", "key_map", "value_map", "cu_seqlens_q",
+                 "cu_seqlens_k", "output", "workspace", "num_tokens", "num_seqs",
+                 "num_kv_splits"]
 
 
 class FakeState(ctypes.Structure):
@@ -144,12 +147,18 @@ def test_kernels_and_abi(mla):
     # 16/16 heads: gqa_pack 1, one row per (token, head) pack, 128-row tiles
     assert x == {"value": "num_tokens", "multiplier": 1, "divisor": 128, "plus": "num_seqs"}
     assert y == HEADS and z["value"] == "num_kv_splits"
-    # The schedule is the paged attention's: 192/128 bf16 on sm_90a is the
-    # wgmma tile, kContiguousKv set and one-token "blocks".
-    assert "static constexpr bool kContiguousKv = true;" in varlen.source
-    assert "static constexpr int kBlockSize = 1;" in varlen.source
-    assert "static constexpr bool kWgmma = true;" in varlen.source
-    assert "attnc::varlen_attention<Config>(" in varlen.source
+    # 192/128 bf16 on sm_90a: the warp-specialised form (a producer and two
+    # consumer warpgroups, 2 stages of 128 keys, no split-KV), its tensor
+    # maps boxes of 128 rows x 64 values of one head, 128-byte swizzled,
+    # over [num_kv_tokens, heads, dim] (the launch scalar).
+    assert "mma=wgmma_ws" in varlen.source
+    assert "attnc::varlen_attention_ws<Config>(" in varlen.source
+    assert varlen.abi["block"] == [384, 1, 1]
+    assert varlen.abi["hints"]["max_kv_splits"] == 1
+    assert varlen.abi["launch_scalars"] == ["num_kv_tokens"]
+    for name, tensor in (("key_map", "key"), ("value_map", "value")):
+        assert abi[name] == {"name": name, "kind": "tensor_map", "tensor": tensor,
+                             "box": [128, 1, 64], "swizzle": 128}
 
     gather = kinds["latent_gather"]
     assert gather.params == ["latent_cache", "latent_cache_block_stride",
@@ -219,14 +228,15 @@ def test_varlen_launch_with_views(mla, fake_state, monkeypatch):
                                       for rule in abi["grid"]]
     assert fake_state.shared_memory_bytes == abi["dynamic_shared_memory_bytes"]
     assert fake_state.stream == 7
-    # 7 rows of 3 sequences are far from a wave: the rule splits the keys
-    assert seen["num_kv_splits"] > 1
+    # 7 rows of 3 sequences are far from a wave, but the warp-specialised
+    # form does not split (max_kv_splits 1): the rule gives 1
+    assert seen["num_kv_splits"] == 1
 
 
 def test_varlen_explicit_splits(mla):
     call_varlen(mla, num_kv_splits=1)
-    rule = error_of(call_varlen, mla, num_kv_splits=65)
-    assert "max_kv_splits" in rule or "64" in rule
+    rule = error_of(call_varlen, mla, num_kv_splits=2)
+    assert "max_kv_splits" in rule and "[1, 1]" in rule
 
 
 def test_gather_launch(mla, fake_state):

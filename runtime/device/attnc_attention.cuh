@@ -1254,6 +1254,12 @@ template <class C> struct PagedAttention {
                                              const attnc::TensorMap *k_map = nullptr,
                                              const attnc::TensorMap *v_map = nullptr) {
     extern __shared__ __align__(C::kWgmma ? 1024 : 16) unsigned char smem[];
+    // Programmatic dependent launch (attnc_device.cuh): no global access
+    // before the wait, and every block waits (a grid that finished without
+    // waiting would not imply its predecessor finished). The next kernel may
+    // launch once every block is resident.
+    attnc::grid_dependency_wait();
+    attnc::launch_dependents();
     if (num_seqs <= 0) return;  // malformed batch: nothing owns a row
     // The sequence of this tile: sequence s owns the tile range starting at
     // query_start_loc[s] * kPack / kBlockM + s (at least as many tiles as its

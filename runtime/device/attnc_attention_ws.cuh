@@ -187,6 +187,11 @@ template <class C> struct WsAttention {
 
   static __device__ __forceinline__ void run(const Batch &batch, const TensorMap *k_map, const TensorMap *v_map) {
     extern __shared__ __align__(1024) unsigned char smem[];
+    // Programmatic dependent launch (the ABI flag): every block waits for
+    // the previous kernel before its first global access, then lets the
+    // next kernel's blocks start (attnc_device.cuh's rule).
+    grid_dependency_wait();
+    launch_dependents();
     const int num_seqs = batch.num_seqs;
     if (num_seqs <= 0 || blockIdx.z != 0) return;  // malformed batch, or a split beyond the first
     const int tid = threadIdx.x;

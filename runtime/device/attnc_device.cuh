@@ -386,6 +386,13 @@ __device__ __forceinline__ void tma_load_3d(void *dst, const TensorMap *map, voi
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(shared_address(bar)), "r"(c0), "r"(c1), "r"(c2)
       : "memory");
 }
+/// Brings `map` (a `const __grid_constant__` kernel parameter) into the
+/// tensor-map cache ahead of its first copy. Reads no memory another kernel
+/// writes, so it may come before grid_dependency_wait().
+template <int Unused = 0> __device__ __forceinline__ void prefetch_tensor_map(const TensorMap *map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map))
+               : "memory");
+}
 
 /// A 4-D box of `map` at coordinates (c0 innermost, .. c3) into shared
 /// memory at `dst` (as tma_load_3d), its bytes completing on `bar`.
@@ -490,6 +497,37 @@ template <int A, int B> __device__ __forceinline__ void fence_regs(float (&r)[A]
     for (int j = 0; j < B; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(r[i][j][e])::"memory");
+}
+
+// ---- programmatic dependent launch (sm_90) ----------------------------------
+// A kernel launched with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+// (its ABI says "programmatic_dependent_launch") may start while the kernel
+// before it on the stream is still running. attnc cannot know which of its
+// inputs that kernel writes, so such a kernel follows one rule: before
+// grid_dependency_wait() it reads and writes no global memory (shared-memory
+// and mbarrier set-up, index math from blockIdx and parameters, and
+// prefetch.tensormap of a __grid_constant__ map are fine); every global
+// access comes after. launch_dependents() is called only after the wait, so
+// a kernel's dependents never start before its own predecessor finished.
+// Both are no-ops before sm_90 and harmless in a plain launch (the wait then
+// returns at once; the trigger does nothing).
+
+/// Waits until the grids this one depends on programmatically have finished
+/// and their memory operations are visible (griddepcontrol.wait).
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
+/// Lets the next kernel on the stream, if launched programmatically, start
+/// its prologue now (griddepcontrol.launch_dependents; once every CTA of
+/// this grid has called it or exited). It only starts the launch: the
+/// dependent's own grid_dependency_wait still waits for this grid to finish.
+__device__ __forceinline__ void launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
 }
 
 } // namespace attnc

@@ -949,6 +949,13 @@ template <class C> struct LatentAttention {
                                              float *workspace, int num_tokens, int num_seqs, int max_blocks_per_seq,
                                              int num_kv_splits) {
     extern __shared__ __align__(1024) unsigned char smem[];
+    // Programmatic dependent launch (attnc_device.cuh): before the wait only
+    // the tensor map's prefetch (a kernel parameter, not memory a
+    // predecessor writes); every global access after it, in every block.
+    if constexpr (!C::kFp8)
+      if (threadIdx.x == 0) attnc::prefetch_tensor_map(cache_map);
+    attnc::grid_dependency_wait();
+    attnc::launch_dependents();
     if (num_seqs <= 0) return;
     // Sequence s owns the tile range starting at query_start_loc[s] * H /
     // 64 + s (a spare tile per sequence exits); tiles run last first.

@@ -535,6 +535,12 @@ template <class Config> struct Kernel {
     // Step s of place t is token first_token + s * kTokensPerBlock + t
     // (row s * kTokensPerBlock + t of the angle tables).
     const int first_token = blockIdx.x * kTokensPerGroup;
+    // Programmatic dependent launch (attnc_device.cuh): every global access
+    // (kv_a, q_rope, positions, the cache) comes after the wait; the
+    // dependents (latent_attention) may launch at once, their own wait
+    // still waits for this grid.
+    attnc::grid_dependency_wait();
+    attnc::launch_dependents();
     __shared__ __align__(16) float cos_table[kTokensPerGroup][kHalf];
     __shared__ __align__(16) float sin_table[kTokensPerGroup][kHalf];
 

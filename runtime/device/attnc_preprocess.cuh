@@ -553,6 +553,13 @@ template <class Config> struct Kernel {
     const int lane = threadIdx.x % kThreadsPerHead;
     const int first_token = blockIdx.x * kTokensPerBlock;
     const int num_tokens = p.num_tokens;
+    // Programmatic dependent launch (attnc_device.cuh): every global access
+    // comes after the wait, in every block. The dependents (attention reads
+    // q_out and the cache) may launch at once: their own wait still waits
+    // for this grid, and the trigger fires only when every block of this
+    // grid has reached it, so they take no room this grid still needs.
+    attnc::grid_dependency_wait();
+    attnc::launch_dependents();
     // Loaded once per block, ahead of the head data, so that their latency
     // overlaps it: each token's cache slot.
     __shared__ long long token_slot[kTokensPerBlock];

@@ -248,6 +248,7 @@ attnc_status_t attnc_context_create(const attnc_context_options_t *options,
         cpp.archs = std::move(*archs);
     }
     cpp.disable_cache = in.disable_cache != 0;
+    cpp.disable_pdl = in.disable_pdl != 0;
     if (in.nvrtc_library_path)
       cpp.nvrtc_library_path = in.nvrtc_library_path;
     if (in.cuda_driver_library)

@@ -90,6 +90,10 @@ attnc_status_t attnc_launch_plan_run(attnc_launch_plan_t plan, void *stream,
   });
 }
 
+int attnc_launch_plan_programmatic_launch(attnc_launch_plan_t plan) {
+  return plan && plan->plan.programmaticLaunch() ? 1 : 0;
+}
+
 attnc_status_t attnc_kernel_check_tensors(
     attnc_kernel_t kernel, const attnc_tensor_t *tensors, size_t num_tensors,
     const attnc_symbol_t *symbols, size_t num_symbols, int64_t *out_params,

@@ -51,7 +51,11 @@ Result<const CudaDriver *> CudaDriver::get(const std::string &library) {
                   "CUDA driver not usable: " + library +                       \
                       " has no symbol " ATTNC_STRINGIFY_EXPANDED(              \
                           name) " (driver too old, or not libcuda)");
+#define ATTNC_CU_OPTIONAL_SYMBOL(name)                                         \
+  symbols.name = reinterpret_cast<decltype(symbols.name)>(                     \
+      ::dlsym(handle, ATTNC_STRINGIFY_EXPANDED(name)));
 #include "DriverSymbols.def"
+#undef ATTNC_CU_OPTIONAL_SYMBOL
 #undef ATTNC_CU_SYMBOL
 
     const CudaDriver &d = *driver;
@@ -99,6 +103,10 @@ Result<CUcontext> CudaDriver::currentContext() const {
   if (Status s = ATTNC_CU_CHECK(cuCtxGetCurrent(&context)); !s)
     return s;
   return context;
+}
+
+bool CudaDriver::hasProgrammaticLaunch() const {
+  return symbols_->cuLaunchKernelEx != nullptr;
 }
 
 int CudaDriver::currentContextRaw(CUcontext *context) const noexcept {

@@ -158,7 +158,8 @@ bool KernelAbi::operator==(const KernelAbi &other) const {
          launch_scalars == other.launch_scalars && block == other.block &&
          grid == other.grid &&
          dynamic_shared_memory_bytes == other.dynamic_shared_memory_bytes &&
-         hints == other.hints;
+         hints == other.hints &&
+         programmatic_dependent_launch == other.programmatic_dependent_launch;
 }
 
 //===----------------------------------------------------------------------===//
@@ -494,6 +495,8 @@ ordered_json kernelAbiToJsonValue(const KernelAbi &abi) {
       hints[name] = value;
     out["hints"] = hints;
   }
+  if (abi.programmatic_dependent_launch)
+    out["programmatic_dependent_launch"] = true;
   return out;
 }
 
@@ -707,7 +710,8 @@ Result<KernelAbi> kernelAbiFromJsonValue(const json &value) {
   if (Status s = json_util::checkKnownKeys(
           value, "",
           {"name", "params", "launch_scalars", "block", "grid",
-           "dynamic_shared_memory_bytes", "hints"});
+           "dynamic_shared_memory_bytes", "hints",
+           "programmatic_dependent_launch"});
       !s)
     return s;
   KernelAbi abi;
@@ -787,6 +791,13 @@ Result<KernelAbi> kernelAbiFromJsonValue(const json &value) {
     if (!read)
       return read.status();
     abi.hints = std::move(*read);
+  }
+
+  if (auto pdl = value.find("programmatic_dependent_launch"); pdl != value.end()) {
+    if (!pdl->is_boolean())
+      return invalid("programmatic_dependent_launch",
+                     "must be true or false (got " + json_util::describe(*pdl) + ")");
+    abi.programmatic_dependent_launch = pdl->get<bool>();
   }
 
   if (Status s = validateKernelAbi(abi); !s)

@@ -6,7 +6,9 @@
 #include "attnc/Runtime/Context.h"
 #include "attnc/Runtime/KernelSet.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <strings.h>
 
 namespace attnc::runtime {
 
@@ -14,6 +16,7 @@ namespace {
 constexpr uint64_t kMaxGridX = (uint64_t(1) << 31) - 1;
 constexpr uint64_t kMaxGridYZ = 65535;
 using CuLaunchKernel = decltype(&::cuLaunchKernel);
+using CuLaunchKernelEx = decltype(&::cuLaunchKernelEx);
 using CuTensorMapEncodeTiled = decltype(&::cuTensorMapEncodeTiled);
 
 /// Reads a grid operand; false when its argument is NULL or it is negative.
@@ -221,12 +224,29 @@ int TensorMapProgram::encode(const Map &map, void (*encode_tiled)(), void *const
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
 }
 
+bool programmaticLaunchSwitch(const char *value) {
+  if (!value)
+    return true;
+  for (const char *off : {"0", "false", "off", "no"})
+    if (::strcasecmp(value, off) == 0)
+      return false;
+  return true;
+}
+
+bool programmaticLaunchFromEnvironment() {
+  static const bool enabled = programmaticLaunchSwitch(std::getenv("ATTNC_PDL"));
+  return enabled;
+}
+
 LaunchPlan::LaunchPlan(const CudaDriver &driver, CUcontext context, int device,
-                       CUfunction function, const KernelAbi &abi)
+                       CUfunction function, const KernelAbi &abi, bool programmatic)
     : driver_(&driver), context_(context), device_(device),
       function_(function), abi_(&abi),
       cu_launch_kernel_(
           reinterpret_cast<LaunchFunction>(driver.symbols().cuLaunchKernel)),
+      cu_launch_kernel_ex_(programmatic ? reinterpret_cast<LaunchFunction>(
+                                              driver.symbols().cuLaunchKernelEx)
+                                        : nullptr),
       cu_tensor_map_encode_tiled_(reinterpret_cast<LaunchFunction>(
           driver.symbols().cuTensorMapEncodeTiled)),
       block_(abi.block), shared_memory_bytes_(abi.dynamic_shared_memory_bytes),
@@ -260,6 +280,27 @@ int LaunchPlan::launch(const uint32_t grid[3], CUstream stream, void *const *arg
     }
     launch_args = with_maps;
   }
+  if (cu_launch_kernel_ex_) {
+    // The kernel waits (griddepcontrol.wait) before it touches global
+    // memory, so it may start while its predecessor on the stream finishes.
+    CUlaunchAttribute attribute;
+    std::memset(&attribute, 0, sizeof(attribute));
+    attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attribute.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config;
+    config.gridDimX = grid[0];
+    config.gridDimY = grid[1];
+    config.gridDimZ = grid[2];
+    config.blockDimX = block_[0];
+    config.blockDimY = block_[1];
+    config.blockDimZ = block_[2];
+    config.sharedMemBytes = shared_memory_bytes_;
+    config.hStream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    return int(reinterpret_cast<CuLaunchKernelEx>(cu_launch_kernel_ex_)(
+        &config, function_, const_cast<void **>(launch_args), nullptr));
+  }
   return int(reinterpret_cast<CuLaunchKernel>(cu_launch_kernel_)(
       function_, grid[0], grid[1], grid[2], block_[0], block_[1], block_[2],
       shared_memory_bytes_, stream, const_cast<void **>(launch_args), nullptr));
@@ -280,7 +321,8 @@ Status LaunchPlan::failure(int code, void *const *args,
   if (code == kBadTensorMap)
     return tensorMapFailure(args, launch_scalars);
   if (code != kBadGrid)
-    return driver_->check(code, "cuLaunchKernel", __FILE__, __LINE__);
+    return driver_->check(code, programmaticLaunch() ? "cuLaunchKernelEx" : "cuLaunchKernel",
+                          __FILE__, __LINE__);
   if (!args && !abi_->params.empty())
     return Status(StatusCode::InvalidArgument, "args",
                   "NULL argument array for kernel '" + abi_->name + "'");
@@ -401,8 +443,13 @@ KernelLauncher::preparePlan(const CudaDriver &driver, CUcontext context) {
       abi_->dynamic_shared_memory_bytes);
   if (!function)
     return function.status();
-  plans_.push_back(
-      std::make_unique<LaunchPlan>(driver, context, *device, *function, *abi_));
+  // Programmatic dependent launch: griddepcontrol exists from sm_90 on.
+  bool programmatic = abi_->programmatic_dependent_launch && (*capability)[0] >= 9 &&
+                      !context_.options().disable_pdl &&
+                      programmaticLaunchFromEnvironment() &&
+                      driver.hasProgrammaticLaunch();
+  plans_.push_back(std::make_unique<LaunchPlan>(driver, context, *device, *function,
+                                                *abi_, programmatic));
   const LaunchPlan *plan = plans_.back().get();
   for (auto &slot : slots_) {
     if (slot.load(std::memory_order_relaxed))

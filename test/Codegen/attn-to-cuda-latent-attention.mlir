@@ -113,6 +113,8 @@
 // CHECK-NEXT: "hints": {
 // CHECK-NEXT: "max_kv_splits": 32,
 // CHECK-NEXT: "target_ctas": 132
+// CHECK-NEXT: },
+// CHECK-NEXT: "programmatic_dependent_launch": true
 func.func @mla(%q: tensor<?x16x576xbf16>, %cache: tensor<?x64x576xbf16>,
                %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>)
     -> tensor<?x16x512xbf16> {
@@ -162,6 +164,7 @@ func.func @mla(%q: tensor<?x16x576xbf16>, %cache: tensor<?x64x576xbf16>,
 // FP8-NEXT: "dtype": "f32",
 // FP8-NOT: "launch_scalars"
 // FP8: "dynamic_shared_memory_bytes": 231088,
+// FP8: "programmatic_dependent_launch": true
 func.func @mla(%q: tensor<?x128x576xbf16>, %cache: tensor<?x64x576xf8E4M3FN>,
                %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>,
                %scale: tensor<f32>) -> tensor<?x128x512xbf16> {

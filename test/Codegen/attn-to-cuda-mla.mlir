@@ -73,6 +73,8 @@
 // CHECK-NEXT: "value": "num_tokens",
 // CHECK-NEXT: "multiplier": 1,
 // CHECK-NEXT: "divisor": 2
+// The kernel waits (griddepcontrol) before its first global access.
+// CHECK: "programmatic_dependent_launch": true
 // ABSENT-LABEL: kernel deepseek__mla_preprocess (mla_preprocess)
 // ABSENT-NOT: latent_scale
 // ABSENT-LABEL: abi deepseek__mla_preprocess

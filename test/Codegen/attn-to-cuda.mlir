@@ -165,6 +165,8 @@
 // CHECK-NOT: positions
 // CHECK-NOT: "strides"
 // CHECK: "name": "gate_out"
+// The preprocess waits (griddepcontrol) before its first global access.
+// CHECK: "programmatic_dependent_launch": true
 // Attention: Hq 4 / Hkv 2, group 2, pack 2; head dims pad to 16 (P = V =
 // 24, K = V = 64 x 24 x 2 = 3072). Shared memory: max(staggered 128 x 24 x
 // 2 + 2 x 3072 = 12288, ring 16 x 24 x 2 + 2 x 6144 = 13056, merge 4 x 128 x
@@ -403,7 +405,8 @@
 // CHECK-NEXT: "hints": {
 // CHECK-NEXT: "max_kv_splits": 64,
 // CHECK-NEXT: "target_ctas": 264
-// CHECK-NEXT: }
+// CHECK-NEXT: },
+// CHECK-NEXT: "programmatic_dependent_launch": true
 // CHECK-NEXT: }
 // ABSENT-LABEL: // ===== abi small__attention =====
 // ABSENT-NOT: "sinks"
@@ -603,7 +606,8 @@ func.func @small(%qkv: tensor<?x30xbf16>, %slots: tensor<?xi64>, %kc: tensor<?x1
 // CHECK-NEXT: "hints": {
 // CHECK-NEXT: "max_kv_splits": 64,
 // CHECK-NEXT: "target_ctas": 264
-// CHECK-NEXT: }
+// CHECK-NEXT: },
+// CHECK-NEXT: "programmatic_dependent_launch": true
 // CHECK-NEXT: }
 // ABSENT-LABEL: // ===== abi big__attention =====
 // ABSENT-NOT: "gate"
@@ -637,6 +641,7 @@ func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?x
 // CHECK-NEXT: static constexpr bool pair_layout = true;
 // CHECK-NEXT: static constexpr int prefetch = 1;
 // CHECK-LABEL: // ===== abi pair__preprocess =====
+// CHECK: "programmatic_dependent_launch": true
 // Attention: Hq 32 / Hkv 8, group 4, pack 4; 128/128 bf16 (P = V = 136, K =
 // V = 17408). mma "wgmma" (bf16 cache, pads 128). Shared memory: max(wgmma
 // 128 x 128 x 2 + 2 x 64 x 128 x 2 + 64 x 128 x 2 = 81920, ring 16 x 136 x 2
@@ -733,7 +738,8 @@ func.func @big(%qkv: tensor<?x1856xbf16>, %pos: tensor<?xi64>, %slots: tensor<?x
 // CHECK-NEXT: "hints": {
 // CHECK-NEXT: "max_kv_splits": 64,
 // CHECK-NEXT: "target_ctas": 264
-// CHECK-NEXT: }
+// CHECK-NEXT: },
+// CHECK-NEXT: "programmatic_dependent_launch": true
 // CHECK-NEXT: }
 // ABSENT-LABEL: // ===== abi pair__attention =====
 func.func @pair(%qkv: tensor<?x6144xbf16>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %kc: tensor<?x16x8x128xbf16>, %vc: tensor<?x16x8x128xbf16>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>, %qw: tensor<128xbf16>, %kw: tensor<128xbf16>) -> (tensor<?x32x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>) {
@@ -829,6 +835,8 @@ func.func @pair(%qkv: tensor<?x6144xbf16>, %pos: tensor<?xi64>, %slots: tensor<?
 // CHECK-NEXT: 2,
 // CHECK-NEXT: 1
 // CHECK-NEXT: ],
+// The CUDA-core reference form does not wait (griddepcontrol): the ABI ends
+// without "programmatic_dependent_launch".
 // CHECK-NEXT: "dynamic_shared_memory_bytes": 24704
 // CHECK-NEXT: }
 // ABSENT-LABEL: // ===== abi wide__attention =====

@@ -1,10 +1,11 @@
 """varlen_attention on the GPU: attention over ragged contiguous K/V
 (cu_seqlens_q / cu_seqlens_k), against a float64 reference per sequence.
 
-Kernels come from hand-written attn IR (attnc.compile_ir): sm_90a (the wgmma
-tile for tiles of more than 16 rows where the head dims pad to multiples of
-64 with v_dim_padded <= 128, mma.sync m16 tiles for at most 16 rows) and
-sm_90 (mma.sync everywhere). Batches: one long prefill, 1..16 sequences of
+Kernels come from hand-written attn IR (attnc.compile_ir): sm_90a (the
+warp-specialised kernel, schedule mma "wgmma_ws": a TMA producer warpgroup
+and two wgmma consumer warpgroups, for every layer here since their head
+dims are multiples of 8 with v_dim_padded <= 256) and sm_90 (mma.sync
+everywhere). Batches: one long prefill, 1..16 sequences of
 1..~2000 rows (length-1 sequences included), chunked prefill (a chunk of
 new rows after cached keys: Tq < Tk, causal aligned bottom-right), decode
 rows, non-causal layers, GQA groups 1/4/16, strided key/value views (k =
@@ -80,6 +81,8 @@ LAYERS = [
     Layer("bf16", 16, 4, 128, 128),          # group 4
     Layer("fp16", 16, 1, 64, 64),            # group 16
     Layer("bf16", 8, 8, 64, 64, causal=False),
+    Layer("bf16", 16, 2, 256, 256),          # block_n 64 (2 stages of 128 do not fit)
+    Layer("bf16", 12, 3, 80, 48),            # dims padded to 128/64 at the tile
     Layer("bf16", 16, 16, 192, 128, arch="sm_90"),   # mma.sync tiles
     Layer("fp16", 16, 4, 128, 128, causal=False, arch="sm_90"),
 ]
@@ -102,6 +105,7 @@ BATCHES = [
     Batch("chunked", _CHUNK_Q, [q + c for q, c in zip(_CHUNK_Q, _CHUNK_CACHED)]),
     Batch("decode_rows", [1, 1, 3, 1], [513, 64, 1000, 1]),
     Batch("views", [5, 150, 1], [90, 150, 40], views=True),
+    Batch("varlen_64", _lengths(2, 64, 1, 200), _lengths(2, 64, 1, 200)),
 ]
 
 
@@ -110,7 +114,7 @@ def cases():
         for batch in BATCHES:
             # the long prefill on the MLA layouts only (its reference is the
             # slowest part of the suite)
-            if batch.name == "prefill_2000" and layer.dqk != 192:
+            if batch.name in ("prefill_2000", "varlen_64") and layer.dqk != 192:
                 continue
             yield pytest.param(layer, batch, id=f"{layer.name}-{batch.name}")
 
@@ -202,11 +206,17 @@ def test_varlen_attention(attnc_context, generator, layer, batch):
     assert_close(f"{layer.name} {batch.name}", out, expected, layer.dtype)
 
 
+#: The MLA layer on sm_90: the mma.sync tiles, which split the keys (the
+#: sm_90a warp-specialised form computes a row tile's keys in one block).
+MLA_SM90 = Layer("bf16", 16, 16, 192, 128, arch="sm_90")
+
+
 def test_split_counts_agree(attnc_context, generator):
     """Every split count gives the same attention (the split merge): 1, the
     rule's (8: busy = 2 sequences x 16 heads, 264 / 32), 3, and the most the
     workspace takes for this batch (grid x 1 + 2 = 3, y 16: 3 x 16 x 11 <=
     2 x 264)."""
+    MLA = MLA_SM90
     model = model_for(attnc_context, MLA)
     batch = Batch("chunked", [3, 40], [900, 1500])
     q, k, v, cu_q, cu_k = make_inputs(MLA, batch, generator)
@@ -220,6 +230,30 @@ def test_split_counts_agree(attnc_context, generator):
                                out=out, num_kv_splits=splits)
         torch.cuda.synchronize()
         assert_close(f"num_kv_splits={splits}", out, expected, MLA.dtype)
+
+
+def test_warp_specialised_form_has_no_splits(attnc_context, generator):
+    """sm_90a 192/128: the warp-specialised schedule (mma "wgmma_ws",
+    max_kv_splits 1). The split rule picks 1 and the result is right; an
+    explicit count above 1 is refused by name before anything launches."""
+    import attnc
+    model = model_for(attnc_context, MLA)
+    kernel = model.kernel("varlen", "varlen_attention")
+    assert "mma=wgmma_ws" in kernel.source
+    batch = Batch("chunked", [3, 40], [900, 1500])
+    q, k, v, cu_q, cu_k = make_inputs(MLA, batch, generator)
+    cu_q_t = torch.tensor(cu_q, dtype=torch.int32, device="cuda")
+    cu_k_t = torch.tensor(cu_k, dtype=torch.int32, device="cuda")
+    out = torch.full((q.shape[0], MLA.hq, MLA.dv), float("nan"), dtype=q.dtype, device="cuda")
+    model.varlen_attention("varlen", q, k, v, cu_seqlens_q=cu_q_t, cu_seqlens_k=cu_k_t, out=out)
+    torch.cuda.synchronize()
+    assert_close("rule's split count", out, reference(q, k, v, cu_q, cu_k, MLA), MLA.dtype)
+    poisoned = torch.full_like(out, float("nan"))
+    with pytest.raises(attnc.ArgumentError, match="num_kv_splits"):
+        model.varlen_attention("varlen", q, k, v, cu_seqlens_q=cu_q_t, cu_seqlens_k=cu_k_t,
+                               out=poisoned, num_kv_splits=3)
+    torch.cuda.synchronize()
+    assert bool(torch.isnan(poisoned).all()), "a refused launch writes nothing"
 
 
 def test_rows_without_keys_are_zero(attnc_context, generator):

@@ -107,6 +107,10 @@ typedef struct attnc_context_options_t {
   /** NULL: warnings go to stderr. */
   attnc_warning_callback_t warning_callback;
   void *warning_user_data;
+  /** Non-zero: launch kernels whose ABI says "programmatic_dependent_launch"
+   *  without it (plain cuLaunchKernel). ATTNC_PDL=0 in the environment (read
+   *  once per process) does the same for every context. */
+  int disable_pdl;
 } attnc_context_options_t;
 
 /** Sets every field to its default (NULL / 0). */
@@ -316,7 +320,9 @@ void attnc_launch_plan_destroy(attnc_launch_plan_t plan);
 /** Launches `plan` on `stream`: the grid from the rule over `args` and
  *  `launch_scalars` (exactly as attnc_kernel_launch: args[i] points to
  *  parameter i's value, launch_scalars are the ABI's, in order), then
- *  cuLaunchKernel through a function pointer the plan holds. No lock,
+ *  cuLaunchKernel (cuLaunchKernelEx where the launch is programmatic:
+ *  attnc_launch_plan_programmatic_launch) through a function pointer the
+ *  plan holds. No lock,
  *  allocation, lookup or string on success, so it may run inside a stream
  *  capture. A grid with a zero dimension launches nothing and returns OK.
  *  Failures are INVALID_ARGUMENT (a negative grid value, a grid over CUDA's
@@ -328,6 +334,17 @@ void attnc_launch_plan_destroy(attnc_launch_plan_t plan);
 attnc_status_t attnc_launch_plan_run(attnc_launch_plan_t plan, void *stream,
                                      void *const *args,
                                      const int64_t *launch_scalars);
+
+/** 1 when `plan`'s launches use programmatic dependent launch
+ *  (cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_-
+ *  SERIALIZATION = 1, so the kernel's launch and prologue overlap the tail
+ *  of the previous kernel on the stream, in CUDA graphs too); 0 when the
+ *  kernel's ABI does not say "programmatic_dependent_launch", the switch is
+ *  off (the context's disable_pdl, ATTNC_PDL=0), the device is older than
+ *  sm_90 or the driver has no cuLaunchKernelEx (then plain cuLaunchKernel)
+ *  -- and for NULL. attnc_kernel_launch and attnc_kernel_launch_checked
+ *  launch the same way as the plan of the current context. */
+int attnc_launch_plan_programmatic_launch(attnc_launch_plan_t plan);
 
 /* ---- Checked launch ------------------------------------------------------ */
 

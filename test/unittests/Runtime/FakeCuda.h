@@ -65,6 +65,14 @@ struct FakeCudaState {
   int tensor_map_param = -1;
   unsigned char launched_tensor_map[128] = {};
   bool launched_tensor_map_aligned = false;
+  // (New fields go last: python/tests mirror a prefix of this struct.)
+  /// Launches through cuLaunchKernelEx (counted in `launches` too).
+  int launches_ex = 0;
+  /// Whether the last launch (either call) carried
+  /// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION with a non-zero
+  /// value, and how many launch attributes it had.
+  bool last_launch_programmatic = false;
+  unsigned last_launch_attributes = 0;
 };
 
 /// The fake hands out this many distinct modules (the n-th load gets module
@@ -74,6 +82,10 @@ inline constexpr int kFakeModules = 16;
 
 /// Exported by the fake library: its state, for the test to inspect.
 extern "C" FakeCudaState *attnc_fake_cuda_state();
+/// Exported too, for tests that do not mirror the struct (Python): the
+/// launch counts and whether the last launch was programmatic.
+extern "C" void attnc_fake_cuda_launches(int *launches, int *launches_ex,
+                                         int *last_programmatic);
 
 #ifdef ATTNC_FAKE_CUDA_PATH
 #include <dlfcn.h>

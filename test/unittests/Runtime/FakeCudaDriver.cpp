@@ -1,9 +1,10 @@
 //===- FakeCudaDriver.cpp - A libcuda stand-in for GPU-free tests ---------===//
 //
-// Built twice: as attnc-fake-cuda (a working device of compute capability
-// 9.0) and, with ATTNC_FAKE_CUDA_NO_DEVICE, as attnc-fake-cuda-nodevice
-// (cuInit fails with CUDA_ERROR_NO_DEVICE, as on a machine whose driver sees
-// no GPU). Including cuda.h makes every definition below carry the real
+// Built three times: as attnc-fake-cuda (a working device of compute
+// capability 9.0); with ATTNC_FAKE_CUDA_NO_DEVICE, as
+// attnc-fake-cuda-nodevice (cuInit fails with CUDA_ERROR_NO_DEVICE, as on a
+// machine whose driver sees no GPU); and with ATTNC_FAKE_CUDA_NO_LAUNCH_EX,
+// as attnc-fake-cuda-nolaunchex (a driver older than cuLaunchKernelEx). Including cuda.h makes every definition below carry the real
 // signature and, where cuda.h maps a name to a versioned one
 // (cuDevicePrimaryCtxRelease -> _v2), the versioned symbol name -- so the
 // runtime only loads this library if its X-macro table resolves the same
@@ -62,6 +63,13 @@ extern "C" {
 
 __attribute__((visibility("default"))) FakeCudaState *attnc_fake_cuda_state() {
   return &state;
+}
+
+__attribute__((visibility("default"))) void
+attnc_fake_cuda_launches(int *launches, int *launches_ex, int *last_programmatic) {
+  *launches = state.launches;
+  *launches_ex = state.launches_ex;
+  *last_programmatic = state.last_launch_programmatic ? 1 : 0;
 }
 
 CUresult CUDAAPI cuInit(unsigned int) {
@@ -191,6 +199,8 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned grid_x, unsigned g
   state.shared_memory_bytes = shared_memory_bytes;
   state.stream = stream;
   state.params = params;
+  state.last_launch_programmatic = false;
+  state.last_launch_attributes = 0;
   if (state.tensor_map_param >= 0) {
     const void *map = params[state.tensor_map_param];
     std::memcpy(state.launched_tensor_map, map, sizeof(state.launched_tensor_map));
@@ -198,6 +208,23 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned grid_x, unsigned g
   }
   return CUDA_SUCCESS;
 }
+
+#ifndef ATTNC_FAKE_CUDA_NO_LAUNCH_EX
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction function,
+                                  void **params, void **extra) {
+  CUresult result = cuLaunchKernel(
+      function, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+      config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream, params,
+      extra);
+  ++state.launches_ex;
+  state.last_launch_attributes = config->numAttrs;
+  for (unsigned i = 0; i < config->numAttrs; ++i)
+    if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+      state.last_launch_programmatic =
+          config->attrs[i].value.programmaticStreamSerializationAllowed != 0;
+  return result;
+}
+#endif
 
 CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType data_type,
                                         cuuint32_t rank, void *address, const cuuint64_t *dims,

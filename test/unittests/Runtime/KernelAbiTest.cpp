@@ -290,6 +290,38 @@ TEST(KernelAbi, WritesRoundTripsOnPointersOnly) {
       << parsed.status().message();
 }
 
+TEST(KernelAbi, ProgrammaticDependentLaunchRoundTripsAndIsOmittedWhenFalse) {
+  KernelAbi abi = splitKvAbi();
+  json plain = json::parse(kernelAbiToJson(abi));
+  EXPECT_FALSE(plain.contains("programmatic_dependent_launch"));
+  auto plain_back = kernelAbiFromJson(plain.dump());
+  ASSERT_TRUE(plain_back) << plain_back.status().message();
+  EXPECT_FALSE(plain_back->programmatic_dependent_launch);
+
+  abi.programmatic_dependent_launch = true;
+  std::string text = kernelAbiToJson(abi);
+  json document = json::parse(text);
+  EXPECT_EQ(document["programmatic_dependent_launch"], true);
+  auto back = kernelAbiFromJson(text);
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_TRUE(back->programmatic_dependent_launch);
+  EXPECT_EQ(*back, abi);
+  EXPECT_FALSE(*plain_back == abi) << "the flag is part of equality";
+
+  // An explicit false reads as absent; anything but a boolean is refused.
+  document["programmatic_dependent_launch"] = false;
+  auto explicit_false = kernelAbiFromJson(document.dump());
+  ASSERT_TRUE(explicit_false) << explicit_false.status().message();
+  EXPECT_FALSE(explicit_false->programmatic_dependent_launch);
+  document["programmatic_dependent_launch"] = 1;
+  auto bad = kernelAbiFromJson(document.dump());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find(
+                "programmatic_dependent_launch: must be true or false"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 TEST(KernelAbi, ListRoundTrip) {
   KernelAbi second = fullAbi();
   second.name = "other";

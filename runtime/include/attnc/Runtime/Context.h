@@ -35,6 +35,9 @@ struct ContextOptions {
   std::vector<std::string> archs = {"sm_90a"};
   /// Bypass the memory and disk caches (ATTNC_DISABLE_CACHE=1 does too).
   bool disable_cache = false;
+  /// Launch PDL-aware kernels without programmatic dependent launch
+  /// (ATTNC_PDL=0 in the environment does the same; LaunchPlan.h).
+  bool disable_pdl = false;
   /// libnvrtc to load; empty: NvrtcLibrary::load's search.
   std::string nvrtc_library_path;
   /// The CUDA driver library to dlopen.

@@ -89,6 +89,11 @@ public:
   /// launch hot path.
   int currentContextRaw(CUcontext *context) const noexcept;
 
+  /// Whether the driver has cuLaunchKernelEx, which programmatic dependent
+  /// launch needs (CUDA 12.0 on); without it PDL-aware kernels are launched
+  /// with cuLaunchKernel, without the attribute (correct, no overlap).
+  bool hasProgrammaticLaunch() const;
+
   /// The resolved entry points (lib/DriverSymbols.h), for the launch plan's
   /// direct cuLaunchKernel call.
   const DriverSymbols &symbols() const { return *symbols_; }

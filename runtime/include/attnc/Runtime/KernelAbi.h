@@ -28,7 +28,8 @@
 //     "block": [128, 1, 1],
 //     "grid": [{"value": "num_tokens", "multiplier": 1, "divisor": 4}, 32, 1],
 //     "dynamic_shared_memory_bytes": 0,
-//     "hints": {"target_ctas": 264}           // optional
+//     "hints": {"target_ctas": 264},          // optional
+//     "programmatic_dependent_launch": true   // optional, omitted when false
 //   }
 //
 // A grid entry is a constant or ceil_div(value * multiplier, divisor), where
@@ -63,6 +64,16 @@
 // caller passes nothing for it: the argument given at its position in
 // attnc_kernel_launch is ignored (NULL is fine), and the checked launches
 // skip it.
+//
+// "programmatic_dependent_launch" (optional, omitted when false) says the
+// kernel is PDL-aware: its device code executes griddepcontrol.wait
+// (attnc::grid_dependency_wait) before its first access of global memory
+// and only after it griddepcontrol.launch_dependents. The runtime then
+// launches it with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, so
+// its launch and prologue overlap the previous kernel's tail on the stream
+// (CUDA graphs captured from the stream keep the edge). Without the flag a
+// kernel is launched plainly (it would read its predecessor's outputs too
+// early otherwise).
 //
 // "hints" (optional, omitted when empty) are named integer facts about the
 // kernel that a launcher may use to pick values it passes, e.g. the CTA
@@ -206,6 +217,11 @@ struct KernelAbi {
   uint32_t dynamic_shared_memory_bytes = 0;
   /// Named integer facts for the launcher (e.g. "target_ctas"), by name.
   std::map<std::string, int64_t, std::less<>> hints;
+  /// The kernel waits (griddepcontrol.wait) before touching global memory,
+  /// so it may be launched with programmatic stream serialization (see the
+  /// file comment). JSON "programmatic_dependent_launch": true, omitted
+  /// when false.
+  bool programmatic_dependent_launch = false;
 
   /// The hint called `name`, if the ABI has it.
   std::optional<int64_t> hint(std::string_view name) const;

@@ -8,6 +8,14 @@
 // symbols from the arguments and calls the driver: no locks, allocation,
 // names or strings unless it fails.
 //
+// Programmatic dependent launch: a plan of a kernel whose ABI says
+// "programmatic_dependent_launch" launches through cuLaunchKernelEx with
+// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 1, unless the
+// switch is off (ATTNC_PDL=0 in the environment, read once per process, or
+// the context's disable_pdl), the device is older than sm_90, or the driver
+// has no cuLaunchKernelEx (then plain cuLaunchKernel: correct, without the
+// overlap). LaunchPlan::programmaticLaunch() says which.
+//
 // A KernelLauncher is one kernel's launch state across CUDA contexts: the
 // plans it has prepared, found by CUcontext without a lock (a few atomic
 // slots), the launch checks (LaunchChecks.h), and the checked and unchecked
@@ -97,16 +105,29 @@ struct TensorMapProgram {
              const int64_t *launch_scalars, void *out) const noexcept;
 };
 
+/// The ATTNC_PDL switch's reading of `value` (the variable's text, null when
+/// unset): false for "0", "false", "off" or "no" (any case), true otherwise.
+bool programmaticLaunchSwitch(const char *value);
+/// programmaticLaunchSwitch(getenv("ATTNC_PDL")), read once per process.
+bool programmaticLaunchFromEnvironment();
+
 class LaunchPlan {
 public:
+  /// `programmatic`: launch with programmatic stream serialization (the
+  /// caller has checked the ABI's flag, the switches and the device); it is
+  /// dropped when the driver has no cuLaunchKernelEx.
   LaunchPlan(const CudaDriver &driver, CUcontext context, int device,
-             CUfunction function, const KernelAbi &abi);
+             CUfunction function, const KernelAbi &abi,
+             bool programmatic = false);
 
   CUcontext context() const { return context_; }
   /// The device of the plan's context.
   int device() const { return device_; }
   CUfunction function() const { return function_; }
   const KernelAbi &abi() const { return *abi_; }
+  /// Whether launches carry CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_-
+  /// SERIALIZATION (through cuLaunchKernelEx).
+  bool programmaticLaunch() const { return cu_launch_kernel_ex_ != nullptr; }
 
   /// The hot path: the grid from the rule, then cuLaunchKernel (nothing for
   /// an empty grid). Returns 0 when launched or empty, kBadGrid when the
@@ -140,6 +161,8 @@ private:
   CUfunction function_;
   const KernelAbi *abi_;
   LaunchFunction cu_launch_kernel_;
+  /// cuLaunchKernelEx when launches are programmatic, else null.
+  LaunchFunction cu_launch_kernel_ex_;
   LaunchFunction cu_tensor_map_encode_tiled_;
   std::array<uint32_t, 3> block_;
   uint32_t shared_memory_bytes_;
