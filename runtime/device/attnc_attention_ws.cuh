@@ -30,6 +30,18 @@
 //   kWsKOffset, kWsKStageBytes, kWsVOffset, kWsVStageBytes, kWsBarOffset,
 //   kWsOwnerOffset, kSharedBytes.
 //
+// Paged K/V (attn.paged_attention's prefill kernel, entry
+// paged_attention_ws<Config>): a Config with `kPagedKv = true` (and
+// kBlockSize >= 8, a 16-bit cache of the activation type) reads K/V from
+// the paged caches [num_blocks, block_size, kv_heads, head_dim] through the
+// block table: the producer warp's lanes look up the tile's pages in
+// parallel and issue one 4-D box per page and 64-value column block (boxes
+// of min(block_size, kBlockN) rows), counting only the boxes they issue
+// (none past the sequence end); seq_lens gives the key counts,
+// query_start_loc the query rows of a contiguous [tokens, Hq, Dqk] query.
+// The epilogue adds the paged op's sinks (one logit in the denominator) and
+// output gate. Configs without the member (the varlen kernel) are untouched.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_ATTENTION_WS_CUH
 #define ATTNC_ATTENTION_WS_CUH
@@ -57,6 +69,15 @@ template <int Unused = 0> __device__ __forceinline__ void mbarrier_arrive(void *
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
 }
 
+/// Whether Config C reads a paged K/V cache through a block table (its
+/// kPagedKv member; false for Configs without one, the varlen kernel).
+template <class C, class = void> struct PagedKv {
+  static constexpr bool value = false;
+};
+template <class C> struct PagedKv<C, decltype(void(C::kPagedKv))> {
+  static constexpr bool value = C::kPagedKv;
+};
+
 template <class C> struct WsAttention {
   using act_t = typename C::act_t;
   static constexpr int kNumQHeads = C::kNumQHeads, kGroupSize = C::kGroupSize, kPack = C::kPack;
@@ -66,6 +87,13 @@ template <class C> struct WsAttention {
   static constexpr int kBlockM = C::kBlockM, kBlockN = C::kBlockN, kStages = C::kStages;
   static constexpr int kThreads = 384, kConsumerThreads = 256;
   static constexpr int kSeqLookupThreads = 4;
+  static constexpr bool kPaged = PagedKv<C>::value;
+  // Paged K/V: a tile's keys come as kBoxes boxes of kBoxRows rows of one
+  // page per 64-column block, one box (and one table lookup) a lane.
+  static constexpr int kBoxRows = !kPaged ? kBlockN : C::kBlockSize < kBlockN ? C::kBlockSize : kBlockN;
+  static constexpr int kBoxes = kBlockN / kBoxRows;
+  static_assert(!kPaged || (C::kBlockSize >= 8 && kBlockN % kBoxRows == 0 && kBoxes <= 32 && !C::kFp8),
+                "paged K/V: a 16-bit cache, pages of 8+ rows (whole swizzle atoms), a box a lane");
   static_assert(kBlockM == 128, "two consumer warpgroups of one m64 row block each");
   static_assert(kQkPad % 64 == 0 && kVPad % 64 == 0 && kVPad <= 256 && kBlockN % 16 == 0 && kBlockN <= 256,
                 "wgmma shapes: head dims in 64-value column blocks, N a multiple of 16");
@@ -183,7 +211,36 @@ template <class C> struct WsAttention {
     const int *cu_seqlens_q, *cu_seqlens_k;
     act_t *output;
     int num_seqs;
+    // Paged K/V only: cu_seqlens_k is then seq_lens (one count a sequence).
+    const int *block_tables;
+    int max_blocks_per_seq;
+    const float *sinks;  // kSinks only
+    const act_t *gate;   // kGate only
   };
+
+  /// Paged K/V (the producer warp, every lane): the page of this lane's box
+  /// of the tile at key `tile_key`, or -1 for a lane past the tile's boxes
+  /// or a box past kv_len (never loaded: its table entry may be anything).
+  static __device__ __forceinline__ int box_page(const int *table, int tile_key, int kv_len, int lane) {
+    const int key = tile_key + lane * kBoxRows;
+    return lane < kBoxes && key < kv_len ? table[key / C::kBlockSize] : -1;
+  }
+  /// Paged K/V (every lane of the producer warp, after the stage is free):
+  /// lane 0 expects the bytes of the boxes the warp issues (`boxes` pages)
+  /// on `bar`, then each lane with a page issues its box of every 64-column
+  /// block at its row offset in the stage.
+  template <int kColBlocks>
+  static __device__ __forceinline__ void load_pages(const TensorMap *map, unsigned char *dst, void *bar,
+                                                    int kv_head, int tile_key, int page, int boxes, int lane) {
+    if (lane == 0) mbarrier_arrive_expect_tx(bar, boxes * kColBlocks * kBoxRows * 128);
+    __syncwarp();
+    if (page >= 0) {
+      const int row = (tile_key + lane * kBoxRows) % C::kBlockSize;
+#pragma unroll
+      for (int b = 0; b < kColBlocks; ++b)
+        tma_load_4d(dst + b * kBlockN * 128 + lane * kBoxRows * 128, map, bar, b * 64, kv_head, row, page);
+    }
+  }
 
   static __device__ __forceinline__ void run(const Batch &batch, const TensorMap *k_map, const TensorMap *v_map) {
     extern __shared__ __align__(1024) unsigned char smem[];
@@ -209,12 +266,17 @@ template <class C> struct WsAttention {
           const int start = batch.cu_seqlens_q[s], end = batch.cu_seqlens_q[s + 1];
           const int first_tile = (int)((long long)start * kPack / kBlockM) + s;
           const int next_tile = (int)((long long)end * kPack / kBlockM) + s + 1;
-          if (first_tile <= tile_index && (s == num_seqs - 1 || tile_index < next_tile))
-            owner = make_int4(s, start, end, 0);
+          if (first_tile <= tile_index && (s == num_seqs - 1 || tile_index < next_tile)) {
+            if constexpr (kPaged)
+              owner = make_int4(s, start, end, batch.cu_seqlens_k[s]);
+            else
+              owner = make_int4(s, start, end, 0);
+          }
         }
       }
       __syncthreads();
       seq = owner.x, q_start = owner.y, q_end = owner.z;
+      if constexpr (kPaged) kv_len = owner.w;
     } else {
       int lo = 0, hi = num_seqs - 1;
       while (lo < hi) {
@@ -224,8 +286,13 @@ template <class C> struct WsAttention {
       }
       seq = lo, q_start = batch.cu_seqlens_q[seq], q_end = batch.cu_seqlens_q[seq + 1];
     }
-    kv_start = batch.cu_seqlens_k[seq];
-    kv_len = batch.cu_seqlens_k[seq + 1] - kv_start;
+    if constexpr (kPaged) {
+      kv_start = 0;
+      if (num_seqs > kSeqLookupThreads * kThreads) kv_len = batch.cu_seqlens_k[seq];
+    } else {
+      kv_start = batch.cu_seqlens_k[seq];
+      kv_len = batch.cu_seqlens_k[seq + 1] - kv_start;
+    }
     const int q_len = q_end - q_start;
     const int row0 = (tile_index - (int)((long long)q_start * kPack / kBlockM) - seq) * kBlockM;
     const int rows = min(kBlockM, q_len * kPack - row0);
@@ -259,41 +326,72 @@ template <class C> struct WsAttention {
       setmaxnreg_dec<C::kProducerRegisters>();
       if (tid >= 32) return;
       const int lane = tid;
-      for (int it = 0; it < tiles; ++it) {
-        const int s = it % kStages, use = it / kStages;
-        const int tile_key = (tile_first + it) * kBlockN;
-        unsigned char *k_dst = smem + C::kWsKOffset + s * C::kWsKStageBytes;
-        unsigned char *v_dst = smem + C::kWsVOffset + s * C::kWsVStageBytes;
-        if (lane == 0) {
+      if constexpr (kPaged) {
+        const int *table = batch.block_tables + (long long)seq * batch.max_blocks_per_seq;
+        for (int it = 0; it < tiles; ++it) {
+          const int s = it % kStages, use = it / kStages;
+          const int tile_key = (tile_first + it) * kBlockN;
+          unsigned char *k_dst = smem + C::kWsKOffset + s * C::kWsKStageBytes;
+          unsigned char *v_dst = smem + C::kWsVOffset + s * C::kWsVStageBytes;
+          // The table lookups go out before the wait for the stage.
+          const int page = box_page(table, tile_key, kv_len, lane);
+          const int boxes = __popc(__ballot_sync(0xffffffffu, page >= 0));
           if (use > 0) mbarrier_wait(empty_k + s, (use - 1) & 1);
-          mbarrier_arrive_expect_tx(full_k + s, (kQkPad / 64) * kBlockN * 128);
-          load_tile<kQkPad / 64>(k_map, k_dst, full_k + s, kv_head, kv_start + tile_key);
+          load_pages<kQkPad / 64>(k_map, k_dst, full_k + s, kv_head, tile_key, page, boxes, lane);
           if (use > 0) mbarrier_wait(empty_v + s, (use - 1) & 1);
+          // V rows from kv_len on (the rest of a loaded page, or stale bytes
+          // where no box landed) are zeroed before the consumers' P V.
+          const bool tail = tile_key + kBlockN > kv_len;
+          load_pages<kVPad / 64>(v_map, v_dst, tail ? v_tail : full_v + s, kv_head, tile_key, page, boxes, lane);
+          if (tail) {
+            mbarrier_wait(v_tail, 0);  // one tail tile a block: the last one
+            const int from = kv_len - tile_key, nrows = kBlockN - from;
+            for (int e = lane; e < nrows * (kVPad / 64) * 8; e += 32) {
+              const int chunk = e % 8, r = from + (e / 8) % nrows, b = e / 8 / nrows;
+              *reinterpret_cast<uint4 *>(v_dst + sw128_offset<kBlockN>(r, b * 8 + chunk)) = make_uint4(0, 0, 0, 0);
+            }
+            fence_proxy_async();
+            __syncwarp();
+            if (lane == 0) mbarrier_arrive(full_v + s);
+          }
         }
-        // V rows past the sequence end belong to the next sequence (finite)
-        // or to whatever follows the last one: the producer zeroes them
-        // before the consumers' P V can read them (0 * NaN is NaN).
-        const bool tail = tile_key + kBlockN > kv_len;
-        if (!tail) {
+      } else {
+        for (int it = 0; it < tiles; ++it) {
+          const int s = it % kStages, use = it / kStages;
+          const int tile_key = (tile_first + it) * kBlockN;
+          unsigned char *k_dst = smem + C::kWsKOffset + s * C::kWsKStageBytes;
+          unsigned char *v_dst = smem + C::kWsVOffset + s * C::kWsVStageBytes;
           if (lane == 0) {
-            mbarrier_arrive_expect_tx(full_v + s, (kVPad / 64) * kBlockN * 128);
-            load_tile<kVPad / 64>(v_map, v_dst, full_v + s, kv_head, kv_start + tile_key);
+            if (use > 0) mbarrier_wait(empty_k + s, (use - 1) & 1);
+            mbarrier_arrive_expect_tx(full_k + s, (kQkPad / 64) * kBlockN * 128);
+            load_tile<kQkPad / 64>(k_map, k_dst, full_k + s, kv_head, kv_start + tile_key);
+            if (use > 0) mbarrier_wait(empty_v + s, (use - 1) & 1);
           }
-        } else {
-          if (lane == 0) {
-            mbarrier_arrive_expect_tx(v_tail, (kVPad / 64) * kBlockN * 128);
-            load_tile<kVPad / 64>(v_map, v_dst, v_tail, kv_head, kv_start + tile_key);
+          // V rows past the sequence end belong to the next sequence (finite)
+          // or to whatever follows the last one: the producer zeroes them
+          // before the consumers' P V can read them (0 * NaN is NaN).
+          const bool tail = tile_key + kBlockN > kv_len;
+          if (!tail) {
+            if (lane == 0) {
+              mbarrier_arrive_expect_tx(full_v + s, (kVPad / 64) * kBlockN * 128);
+              load_tile<kVPad / 64>(v_map, v_dst, full_v + s, kv_head, kv_start + tile_key);
+            }
+          } else {
+            if (lane == 0) {
+              mbarrier_arrive_expect_tx(v_tail, (kVPad / 64) * kBlockN * 128);
+              load_tile<kVPad / 64>(v_map, v_dst, v_tail, kv_head, kv_start + tile_key);
+            }
+            __syncwarp();
+            mbarrier_wait(v_tail, 0);  // one tail tile a block: the last one
+            const int from = kv_len - tile_key, nrows = kBlockN - from;
+            for (int e = lane; e < nrows * (kVPad / 64) * 8; e += 32) {
+              const int chunk = e % 8, r = from + (e / 8) % nrows, b = e / 8 / nrows;
+              *reinterpret_cast<uint4 *>(v_dst + sw128_offset<kBlockN>(r, b * 8 + chunk)) = make_uint4(0, 0, 0, 0);
+            }
+            fence_proxy_async();
+            __syncwarp();
+            if (lane == 0) mbarrier_arrive(full_v + s);
           }
-          __syncwarp();
-          mbarrier_wait(v_tail, 0);  // one tail tile a block: the last one
-          const int from = kv_len - tile_key, nrows = kBlockN - from;
-          for (int e = lane; e < nrows * (kVPad / 64) * 8; e += 32) {
-            const int chunk = e % 8, r = from + (e / 8) % nrows, b = e / 8 / nrows;
-            *reinterpret_cast<uint4 *>(v_dst + sw128_offset<kBlockN>(r, b * 8 + chunk)) = make_uint4(0, 0, 0, 0);
-          }
-          fence_proxy_async();
-          __syncwarp();
-          if (lane == 0) mbarrier_arrive(full_v + s);
         }
       }
       return;
@@ -417,6 +515,7 @@ template <class C> struct WsAttention {
     }
 
     // ---- epilogue: normalise and store the thread's rows ----
+    // m is in raw score units (log2 units with soft-cap): times m_units, log2.
     const float m_units = C::kHasSoftcap ? 1.0f : kScale;
     (void)m_units;
 #pragma unroll
@@ -427,16 +526,42 @@ template <class C> struct WsAttention {
       const int r = 64 * c + 16 * warp + g + 8 * i;
       // A row that saw no key (m = -inf) is 0; else l >= 1 (its largest
       // logit contributes exp2(0)), and a NaN stays NaN.
-      float inv = m[i] == -infinity() ? 0.0f : 1.0f / li;
+      float inv;
+      if constexpr (C::kSinks) {
+        // The sink adds one learned logit (log2 units here) to the
+        // denominator only (attnc_attention.cuh's write_output).
+        const int f = row0 + min(r, rows - 1);
+        const float sink = batch.sinks[head0 + f % kPack] * 1.4426950408889634f;
+        const float m_log2 = m[i] == -infinity() ? -infinity() : m[i] * m_units;
+        const float m_all = fmaxf(m_log2, sink);
+        const float weight = m[i] == -infinity() ? 0.0f : exp2f(m_log2 - m_all);
+        inv = weight / (li * weight + exp2f(sink - m_all));
+      } else {
+        inv = m[i] == -infinity() ? 0.0f : 1.0f / li;
+      }
       if constexpr (C::kHasValueScale) inv *= C::kValueScale;
       if (r < rows) {
         const int f = row0 + r;
-        act_t *out = batch.output + ((long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack) * kVHeadDim;
+        const long long out_row = (long long)(q_start + f / kPack) * kNumQHeads + head0 + f % kPack;
+        act_t *out = batch.output + out_row * kVHeadDim;
+        float gate_head = 1.0f;
+        if constexpr (C::kGate && C::kGateHeadScalar) gate_head = sigmoid(to_float(batch.gate[out_row]));
 #pragma unroll
         for (int d = 0; d < kVPad / 8; ++d) {
           const int col = d * 8 + 2 * t;
-          if (col < kVHeadDim)
-            *reinterpret_cast<unsigned *>(out + col) = pack2<act_t>(o[d][2 * i] * inv, o[d][2 * i + 1] * inv);
+          if (col < kVHeadDim) {
+            float x0 = o[d][2 * i] * inv, x1 = o[d][2 * i + 1] * inv;
+            if constexpr (C::kGate) {
+              if constexpr (C::kGateHeadScalar) {
+                x0 *= gate_head, x1 *= gate_head;
+              } else {
+                const act_t *gate = batch.gate + out_row * kVHeadDim + col;
+                x0 *= sigmoid(to_float(gate[0]));
+                x1 *= sigmoid(to_float(gate[1]));
+              }
+            }
+            *reinterpret_cast<unsigned *>(out + col) = pack2<act_t>(x0, x1);
+          }
         }
       }
     }
@@ -476,6 +601,42 @@ __device__ __forceinline__ void varlen_attention_ws(
   batch.output = output;
   batch.num_seqs = num_seqs;
   WsAttention<C>::run(batch, key_map, value_map);
+}
+
+/// The warp-specialised prefill kernel of attn.paged_attention (a Config
+/// with kPagedKv): the parameters of paged_attention_tma<Config> in
+/// attnc_attention.cuh (the caches' tensor maps over [num_blocks,
+/// block_size, kv_heads, head_dim], boxes of min(block_size, kBlockN) rows x
+/// 64 values of one head, 128-byte swizzle). The query is [num_tokens, Hq,
+/// Dqk] contiguous, the output [num_tokens, Hq, Dv] contiguous; the cache
+/// strides, k_scale/v_scale (no fp8 cache here) and the workspace (no
+/// split-KV) are unread.
+template <class C>
+__device__ __forceinline__ void paged_attention_ws(
+    const typename C::act_t *query, const typename C::cache_t *k_cache, const typename C::cache_t *v_cache,
+    long long k_cache_block_stride, long long k_cache_token_stride, long long k_cache_head_stride,
+    long long v_cache_block_stride, long long v_cache_token_stride, long long v_cache_head_stride,
+    const TensorMap *k_cache_map, const TensorMap *v_cache_map, const int *block_tables, const int *seq_lens,
+    const int *query_start_loc, const float *sinks, const float *k_scale, const float *v_scale,
+    const typename C::act_t *gate, typename C::act_t *output, float *workspace, int num_tokens, int num_seqs,
+    int max_blocks_per_seq, int num_kv_splits) {
+  static_assert(PagedKv<C>::value && !C::kFp8, "paged_attention_ws: a Config with kPagedKv, no fp8 cache");
+  (void)k_cache, (void)v_cache, (void)k_cache_block_stride, (void)k_cache_token_stride, (void)k_cache_head_stride;
+  (void)v_cache_block_stride, (void)v_cache_token_stride, (void)v_cache_head_stride, (void)k_scale, (void)v_scale;
+  (void)workspace, (void)num_tokens, (void)num_kv_splits;
+  typename WsAttention<C>::Batch batch;
+  batch.query = query;
+  batch.q_token_stride = (long long)C::kNumQHeads * C::kQkHeadDim;
+  batch.q_head_stride = C::kQkHeadDim;
+  batch.cu_seqlens_q = query_start_loc;
+  batch.cu_seqlens_k = seq_lens;
+  batch.output = output;
+  batch.num_seqs = num_seqs;
+  batch.block_tables = block_tables;
+  batch.max_blocks_per_seq = max_blocks_per_seq;
+  batch.sinks = sinks;
+  batch.gate = gate;
+  WsAttention<C>::run(batch, k_cache_map, v_cache_map);
 }
 
 } // namespace attnc
