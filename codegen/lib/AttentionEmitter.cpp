@@ -87,8 +87,10 @@ void printAttentionHeader(llvm::raw_ostream &os, const AttentionLayer &layer,
                           func::FuncOp function, AttentionOp op,
                           AttentionEmissionAttr emission) {
   AttentionScheduleAttr schedule = op.getScheduleAttr();
-  os << "// attnc generated kernel " << layer.name
-     << (layer.contiguous ? " (varlen_attention)" : " (attention)")
+  StringRef kind = layer.contiguous ? "varlen_attention" : "attention";
+  if (auto named = function->getAttrOfType<StringAttr>("attn.kernel"))
+    kind = named.getValue(); // the paged op's prefill_attention too
+  os << "// attnc generated kernel " << layer.name << " (" << kind << ")"
      << " for layer "
      << layerOf(function) << "\n"
      << "// configuration: num_q_heads=" << layer.numQHeads
@@ -385,6 +387,89 @@ KernelAbi tensorCoreAbi(const AttentionLayer &layer,
   return abi;
 }
 
+/// The Config members of the warp-specialised form (attnc_attention_ws.cuh)
+/// after the layer's: the schedule's tiling and wsAttentionSharedMap.
+void printWsConfig(raw_ostream &os, AttentionScheduleAttr schedule,
+                   const WsAttentionSharedMap &wsMap) {
+  printMember(os, "int", "kPack", schedule.getGqaPack(),
+              "query heads of one KV group per tile row group");
+  printMember(os, "int", "kQkPad", schedule.getQkDimPadded());
+  printMember(os, "int", "kVPad", schedule.getVDimPadded());
+  printMember(os, "int", "kWarps", schedule.getNumWarps(),
+              "a producer and two consumer warpgroups");
+  printMember(os, "int", "kBlockM", schedule.getBlockM());
+  printMember(os, "int", "kBlockN", schedule.getBlockN());
+  printMember(os, "int", "kStages", schedule.getPipelineStages());
+  printMember(os, "int", "kProducerRegisters", kWsProducerRegisters,
+              "setmaxnreg");
+  printMember(os, "int", "kConsumerRegisters", kWsConsumerRegisters);
+  os << "  // Shared memory (AttentionTiling.h's wsAttentionSharedMap).\n";
+  const std::pair<const char *, int64_t> members[] = {
+      {"kWsQBytes", wsMap.qBytes},         {"kWsKOffset", wsMap.kOffset},
+      {"kWsKStageBytes", wsMap.kStageBytes}, {"kWsVOffset", wsMap.vOffset},
+      {"kWsVStageBytes", wsMap.vStageBytes}, {"kWsBarOffset", wsMap.barOffset},
+      {"kWsOwnerOffset", wsMap.ownerOffset}, {"kSharedBytes", wsMap.totalBytes}};
+  for (const auto &[member, value] : members)
+    printMember(os, "int", member, value);
+}
+
+/// The paged attention's warp-specialised prefill kernel (kind
+/// "prefill_attention", schedule mma "wgmma_ws"; attnc_attention_ws.cuh
+/// with kPagedKv, entry paged_attention_ws<Config>): the parameters of the
+/// TMA attention kernel (the caches' tensor maps, boxes of min(block_size,
+/// block_n) rows x 64 values), the same grid over 384 threads, its own
+/// shared-memory map, no split-KV (max_kv_splits 1), and the ABI hints
+/// `gqa_pack` and `min_rows_per_seq` of the launcher's choice between the
+/// layer's two attention kernels.
+FailureOr<EmittedKernel> emitPrefillAttention(func::FuncOp function,
+                                              PagedAttentionOp op,
+                                              OutputGateOp gateOp,
+                                              const AttentionLayer &layer,
+                                              AttentionEmissionAttr emission) {
+  AttentionScheduleAttr schedule = op.getScheduleAttr();
+  int64_t blockM = schedule.getBlockM(), vPadded = schedule.getVDimPadded();
+  attnc::plan::SplitKvLimits limits{schedule.getTargetCtas(),
+                                    schedule.getMaxKvSplits()};
+  WsAttentionSharedMap wsMap = wsAttentionSharedMap(
+      schedule.getQkDimPadded(), vPadded, schedule.getBlockN(),
+      schedule.getPipelineStages());
+  int64_t blockSize = emission.getBlockSize();
+
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  printAttentionHeader(os, layer, function, op, emission);
+  os << "// Warp-specialised prefill form (sm_90a): a producer warp looks up "
+        "each K/V tile's pages\n// in the block table and loads them by the "
+        "tensor memory accelerator (a box per page)\n// into a ring of "
+        "stages (mbarriers); two consumer warpgroups of 64 rows take turns "
+        "at\n// wgmma (S = Q K^T, O += P V), one's softmax under the other's "
+        "MMAs. No split-KV.\n"
+     << "#include \"attnc_attention_ws.cuh\"\n\n"
+     << "namespace {\nstruct Config {\n";
+  printLayerConfig(os, layer, op, emission);
+  printWsConfig(os, schedule, wsMap);
+  printMember(os, "bool", "kPagedKv", boolLiteral(true),
+              "K/V pages through the block table");
+  os << "};\n} // namespace\n\n";
+  std::vector<EmittedParam> params = attentionParams(
+      op, gateOp, layer, /*tensorCore=*/true,
+      attnc::plan::attentionWorkspaceFloats(limits, blockM, vPadded),
+      std::min<int64_t>(blockSize, schedule.getBlockN()));
+  printEntryPoint(os, layer.name, "attnc::paged_attention_ws<Config>", params);
+
+  KernelAbi abi = tensorCoreAbi(layer, params, schedule, limits,
+                                AttentionSharedMap{});
+  abi.dynamic_shared_memory_bytes = static_cast<uint32_t>(wsMap.totalBytes);
+  abi.hints["gqa_pack"] = schedule.getGqaPack();
+  abi.hints["min_rows_per_seq"] = kWsPrefillMinRowsPerSeq;
+  // The tensor maps' outer dim (the caches' blocks) is no kernel parameter.
+  abi.launch_scalars = {"num_blocks"};
+  // WsAttention::run waits (griddepcontrol.wait) first.
+  abi.programmatic_dependent_launch = true;
+  return EmittedKernel{layer.name, "prefill_attention", layerOf(function),
+                       std::move(source), std::move(abi)};
+}
+
 } // namespace
 
 /// The tensor-core paged attention kernel (runtime/device/attnc_attention.cuh:
@@ -405,6 +490,8 @@ FailureOr<EmittedKernel> emitAttention(func::FuncOp function,
     return emitReferenceAttention(function, op, gateOp, emission);
 
   AttentionLayer layer(function, op, gateOp, emission);
+  if (schedule.getMma() == "wgmma_ws")
+    return emitPrefillAttention(function, op, gateOp, layer, emission);
   int64_t blockM = schedule.getBlockM(), vPadded = schedule.getVDimPadded();
   int64_t pack = schedule.getGqaPack();
   attnc::plan::SplitKvLimits limits{schedule.getTargetCtas(),

@@ -49,7 +49,9 @@ FailureOr<std::vector<EmittedKernel>> emitCudaKernels(ModuleOp module) {
       if (ops.empty())
         return function.emitOpError() << "has no attn.mla_preprocess";
       kernel = emitMlaPreprocess(function, *ops.begin());
-    } else if (kind.getValue() == "attention") {
+    } else if (kind.getValue() == "attention" ||
+               kind.getValue() == "prefill_attention") {
+      // prefill_attention: the paged op on its warp-specialised schedule.
       auto ops = function.getOps<PagedAttentionOp>();
       auto gates = function.getOps<OutputGateOp>();
       if (ops.empty())

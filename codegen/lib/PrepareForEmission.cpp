@@ -403,9 +403,41 @@ LogicalResult prepare(PagedAttentionOp op, OutputGateOp gate) {
                              {"seq_lens", op.getSeqLens()},
                              {"query_start_loc", op.getQueryStartLoc()}})))
     return failure();
-  if (failed(checkAttentionSchedule(op, op.getScheduleAttr(), activation,
-                                    cacheElement)))
+  AttentionScheduleAttr schedule = op.getScheduleAttr();
+  auto kernelKind =
+      op->getParentOfType<func::FuncOp>()->getAttrOfType<StringAttr>(
+          "attn.kernel");
+  bool prefillKernel = kernelKind && kernelKind.getValue() == "prefill_attention";
+  if (prefillKernel != (schedule.getMma() == "wgmma_ws"))
+    return op.emitOpError()
+           << "cannot be emitted: schedule mma \"wgmma_ws\" is the "
+              "prefill_attention kernel's (and that kernel's only), got mma \""
+           << schedule.getMma() << "\" in a"
+           << (prefillKernel ? " prefill_attention" : "n attention")
+           << " kernel";
+  if (prefillKernel) {
+    // The warp-specialised paged kernel (attnc_attention_ws.cuh with
+    // kPagedKv): the schedule verifier's shape rules, one row tiling, a
+    // 16-bit cache of the activation type in pages of whole swizzle atoms.
+    int64_t blockSize =
+        cast<RankedTensorType>(op.getKCache().getType()).getDimSize(1);
+    if (schedule.getBlockM() != kWsBlockM ||
+        schedule.getNumWarps() != kWsWarps || schedule.getMaxKvSplits() != 1)
+      return op.emitOpError()
+             << "cannot be emitted: the warp-specialised form needs block_m "
+             << kWsBlockM << ", num_warps " << kWsWarps
+             << " and max_kv_splits 1, got " << schedule.getBlockM() << ", "
+             << schedule.getNumWarps() << " and " << schedule.getMaxKvSplits();
+    if (cacheElement != activation || blockSize < kWsMinPageRows)
+      return op.emitOpError()
+             << "cannot be emitted: the warp-specialised prefill kernel reads "
+                "a cache of the activation type in pages of at least "
+             << kWsMinPageRows << " tokens, got " << cacheElement
+             << " pages of " << blockSize;
+  } else if (failed(checkAttentionSchedule(op, schedule, activation,
+                                           cacheElement))) {
     return failure();
+  }
   double softmaxScale = op.getSoftmaxScale().convertToDouble();
   for (auto [name, value] :
        {std::pair<StringRef, double>{"softmax_scale", softmaxScale},
@@ -641,12 +673,14 @@ struct PrepareEmission
                       "attn.mla_preprocess";
         else
           result = prepare(*ops.begin());
-      } else if (kind.getValue() == "attention") {
+      } else if (kind.getValue() == "attention" ||
+                 kind.getValue() == "prefill_attention") {
         auto ops = function.getOps<PagedAttentionOp>();
         auto gates = function.getOps<OutputGateOp>();
         if (ops.empty())
           result = function.emitOpError()
-                   << "is an attention kernel without an attn.paged_attention";
+                   << "is an" << (kind.getValue() == "attention" ? " " : " prefill_")
+                   << "attention kernel without an attn.paged_attention";
         else
           result = prepare(*ops.begin(),
                            gates.empty() ? OutputGateOp() : *gates.begin());

@@ -2,7 +2,10 @@
 //
 // Lowers layer functions to the kernel form: one func.func per kernel, its
 // arguments named by role (the kernel ABI), its body the kernel op alone; the
-// layer function calls the kernels in order.
+// layer function calls the kernels in order. A paged attention with an
+// `attn.prefill_schedule` (attn-specialize, sm_90a) also gets an uncalled
+// second kernel, `<layer>__prefill_attention`, the attention kernel's copy
+// on that schedule (the launcher's choice for prefill-heavy batches).
 //
 //===----------------------------------------------------------------------===//
 #include "attnc/Dialect/Attn/AttnOps.h"
@@ -175,8 +178,14 @@ struct OutlineKernels
       } else {
         auto attention = cast<PagedAttentionOp>(op);
         OutputGateOp gate = epilogueGate(attention);
-        outline(layer, symbols, op, gate, "attention",
-                attentionArgs(attention, gate), {"output"});
+        auto prefill = attention->getAttrOfType<AttentionScheduleAttr>(
+            attnc::kPrefillScheduleAttr);
+        attention->removeAttr(attnc::kPrefillScheduleAttr);
+        func::FuncOp kernel =
+            outline(layer, symbols, op, gate, "attention",
+                    attentionArgs(attention, gate), {"output"});
+        if (prefill)
+          addPrefillKernel(layer, symbols, kernel, prefill);
       }
     }
     // An output_gate not folded into an attention epilogue has no kernel.
@@ -188,9 +197,24 @@ struct OutlineKernels
     return failure(stray.wasInterrupted());
   }
 
+  /// The layer's second attention kernel, `<layer>__prefill_attention`
+  /// (kind "prefill_attention"): a copy of its attention kernel `kernel`
+  /// whose paged attention takes the warp-specialised `schedule`. The layer
+  /// function keeps calling the attention kernel; the launcher picks the
+  /// prefill kernel for prefill-heavy batches (the same arguments).
+  void addPrefillKernel(func::FuncOp layer, SymbolTable &symbols,
+                        func::FuncOp kernel, AttentionScheduleAttr schedule) {
+    func::FuncOp prefill = kernel.clone();
+    prefill.setSymName((layer.getSymName() + "__prefill_attention").str());
+    symbols.insert(prefill, std::next(Block::iterator(kernel)));
+    OpBuilder builder(prefill);
+    prefill->setAttr("attn.kernel", builder.getStringAttr("prefill_attention"));
+    prefill.walk([&](PagedAttentionOp op) { op.setScheduleAttr(schedule); });
+  }
+
   /// Moves `op` (and `epilogue`, when given) into a new kernel function and
-  /// calls it from `layer`.
-  void outline(func::FuncOp layer, SymbolTable &symbols, Operation *op,
+  /// calls it from `layer`; returns the kernel function.
+  func::FuncOp outline(func::FuncOp layer, SymbolTable &symbols, Operation *op,
                OutputGateOp epilogue, StringRef kind,
                ArrayRef<KernelArg> args, ArrayRef<StringRef> resultNames) {
     OpBuilder builder(layer);
@@ -235,6 +259,7 @@ struct OutlineKernels
     if (epilogue)
       epilogue.erase();
     op->erase();
+    return kernel;
   }
 };
 

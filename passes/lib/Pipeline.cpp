@@ -13,6 +13,7 @@ std::vector<PipelineStage> attncPipelineStages(const PipelineOptions &options) {
   specialize.arch = options.arch;
   specialize.numSms = options.num_sms;
   specialize.baseline = options.baseline;
+  specialize.prefillKernel = options.prefill_kernel;
   return {
       {"attn-canonicalize", [] { return createAttnCanonicalize(); }},
       {"attn-fuse-preprocess", [] { return createAttnFusePreprocess(); }},
@@ -42,6 +43,11 @@ struct PipelineCommandLineOptions
                         llvm::cl::desc("The tiered JIT's baseline: mma.sync "
                                        "attention where wgmma would be taken"),
                         llvm::cl::init(false)};
+  Option<bool> prefillKernel{
+      *this, "prefill-kernel",
+      llvm::cl::desc("The warp-specialised prefill kernel of eligible paged "
+                     "attention layers on sm_90a"),
+      llvm::cl::init(true)};
 };
 } // namespace
 
@@ -56,6 +62,7 @@ void registerAttncPipeline() {
         options.arch = cl.arch;
         options.num_sms = cl.numSms;
         options.baseline = cl.baseline;
+        options.prefill_kernel = cl.prefillKernel;
         buildAttncPipeline(pm, options);
       });
 }

@@ -157,6 +157,14 @@
 // block_m 128, 2 stages of block_n 128 keys where they fit shared memory
 // (192/128: 213 KB) else 64 (256/256), max_kv_splits 1.
 //
+// Paged attention on sm_90a whose shape takes that form with a 16-bit cache
+// of the activation type and static pages of 8 or more tokens also gets the
+// warp-specialised schedule as `attn.prefill_schedule` (not in the baseline;
+// option prefill-kernel=false turns it off): attn-outline-kernels makes a
+// second kernel of the layer from it, `prefill_attention`
+// (paged_attention_ws<Config>), which the package launches for
+// prefill-heavy batches; the op's own schedule stays the decode-capable one.
+//
 // Requests the target cannot serve are errors at the op (an option error at
 // the first kernel op, or at the module when there is none): unknown arch,
 // num-sms out of range, head dims above 512, attention head dims or head
@@ -451,9 +459,9 @@ FailureOr<AttentionShape> staticAttentionShape(Operation *op,
                         *sizes[3].size, activation, cacheElement};
 }
 
-FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
-                                                 const Target &target,
-                                                 bool baseline) {
+/// The head counts and dims of a paged attention (static, else an error
+/// naming the first dynamic one) and its element types.
+FailureOr<AttentionShape> pagedAttentionShape(PagedAttentionOp op) {
   auto query = cast<RankedTensorType>(op.getQuery().getType());
   auto kCache = cast<RankedTensorType>(op.getKCache().getType());
   auto vCache = cast<RankedTensorType>(op.getVCache().getType());
@@ -469,6 +477,13 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
        {"v_head_dim", "v_cache dim 3 or output dim 2",
         staticSize({vCache.getDimSize(3), output.getDimSize(2)})}},
       query.getElementType(), kCache.getElementType());
+  return shape;
+}
+
+FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
+                                                 const Target &target,
+                                                 bool baseline) {
+  FailureOr<AttentionShape> shape = pagedAttentionShape(op);
   if (failed(shape))
     return failure();
   return chooseAttentionTile(op, *shape, target, baseline);
@@ -518,6 +533,26 @@ chooseWarpSpecialized(Operation *op, const AttentionShape &shape,
   if (!schedule)
     return failure();
   return schedule;
+}
+
+/// The warp-specialised prefill schedule of a paged attention (the second
+/// kernel of its layer, "prefill_attention": see the file header), or a
+/// null attribute where the shape does not take it: the varlen rules, a
+/// 16-bit cache of the activation type (fp8 caches keep the wgmma form) and
+/// static pages of kWsMinPageRows or more tokens (whole swizzle atoms per
+/// page box).
+FailureOr<AttentionScheduleAttr> choosePrefillAttention(PagedAttentionOp op,
+                                                        const Target &target) {
+  auto kCache = cast<RankedTensorType>(op.getKCache().getType());
+  auto vCache = cast<RankedTensorType>(op.getVCache().getType());
+  int64_t blockSize = kCache.getDimSize(1);
+  if (ShapedType::isDynamic(blockSize) || blockSize < kWsMinPageRows ||
+      vCache.getDimSize(1) != blockSize)
+    return AttentionScheduleAttr();
+  FailureOr<AttentionShape> shape = pagedAttentionShape(op);
+  if (failed(shape))
+    return failure();
+  return chooseWarpSpecialized(op, *shape, target);
 }
 
 /// dims and types (K/V rows of the activation type); the template takes
@@ -736,6 +771,17 @@ struct Specialize : attnc::impl::AttnSpecializeBase<Specialize> {
                   if (succeeded(optimised) && optimised->getMma() == "wgmma")
                     attention->setAttr("attn.wgmma_baseline",
                                        UnitAttr::get(attention->getContext()));
+                }
+                // The warp-specialised prefill kernel's schedule, where the
+                // shape takes it: attn-outline-kernels makes the layer's
+                // second attention kernel from it.
+                if (succeeded(s) && !baseline && prefillKernel) {
+                  FailureOr<AttentionScheduleAttr> prefill =
+                      choosePrefillAttention(attention, *target);
+                  if (failed(prefill))
+                    return failure();
+                  if (*prefill)
+                    attention->setAttr(attnc::kPrefillScheduleAttr, *prefill);
                 }
                 return LogicalResult(s);
               })

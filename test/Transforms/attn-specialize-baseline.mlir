@@ -1,4 +1,4 @@
-// RUN: attn-opt %s -split-input-file -attn-specialize | FileCheck %s --check-prefixes=CHECK,OPTIMISED
+// RUN: attn-opt %s -split-input-file '-attn-specialize=prefill-kernel=false' | FileCheck %s --check-prefixes=CHECK,OPTIMISED
 // RUN: attn-opt %s -split-input-file '-attn-specialize=baseline=true' | FileCheck %s --check-prefixes=CHECK,BASELINE
 // RUN: attn-opt %s -split-input-file '-attnc-pipeline=baseline=true' | FileCheck %s --check-prefix=PIPELINE
 

@@ -1,9 +1,10 @@
-// RUN: attn-opt %s -split-input-file -attn-specialize | FileCheck %s --check-prefixes=CHECK,SM90A
+// RUN: attn-opt %s -split-input-file '-attn-specialize=prefill-kernel=false' | FileCheck %s --check-prefixes=CHECK,SM90A
+// (The paged prefill kernel's schedule, attn.prefill_schedule: attn-specialize-prefill.mlir.)
 // RUN: attn-opt %s -split-input-file -attn-specialize=arch=sm_80 | FileCheck %s --check-prefixes=CHECK,SM80
 // RUN: attn-opt %s -split-input-file -attn-specialize=arch=sm_86 | FileCheck %s --check-prefixes=CHECK,SM86
 // RUN: attn-opt %s -split-input-file -attn-specialize=arch=sm_89 | FileCheck %s --check-prefixes=CHECK,SM89
 // RUN: attn-opt %s -split-input-file -attn-specialize=arch=sm_90 | FileCheck %s --check-prefixes=CHECK,SM90
-// RUN: attn-opt %s -split-input-file '-attn-specialize=num-sms=16' | FileCheck %s --check-prefixes=CHECK,NUMSMS
+// RUN: attn-opt %s -split-input-file '-attn-specialize=num-sms=16 prefill-kernel=false' | FileCheck %s --check-prefixes=CHECK,NUMSMS
 
 // The expected schedules were worked out by hand from the rules in the
 // header of passes/lib/Specialize.cpp and the shared-memory formula of

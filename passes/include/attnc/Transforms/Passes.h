@@ -29,7 +29,17 @@ struct PipelineOptions {
   /// attn-specialize's `baseline`: the mma.sync attention form everywhere
   /// (the tiered JIT's fast-compiling first tier).
   bool baseline = false;
+  /// attn-specialize's `prefill-kernel`: the warp-specialised prefill kernel
+  /// of eligible paged attention layers on sm_90a (a second attention kernel
+  /// per layer kind, ~0.8 s more NVRTC each).
+  bool prefill_kernel = true;
 };
+
+/// The paged attention op's warp-specialised prefill schedule
+/// (attn-specialize sets it; attn-outline-kernels turns it into the layer's
+/// `prefill_attention` kernel and drops it).
+inline constexpr llvm::StringLiteral kPrefillScheduleAttr =
+    "attn.prefill_schedule";
 
 /// One stage of attnc-pipeline: its pass flag and a way to create the pass.
 struct PipelineStage {

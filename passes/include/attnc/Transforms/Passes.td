@@ -95,6 +95,12 @@ def AttnSpecialize : Pass<"attn-specialize", "::mlir::ModuleOp"> {
            "The tiered JIT's baseline: attention takes mma.sync even where "
            "wgmma would be chosen (the same tiles; it compiles in a fraction "
            "of the time)">,
+    Option<"prefillKernel", "prefill-kernel", "bool", /*default=*/"true",
+           "On sm_90a, give each paged attention whose shape takes the "
+           "warp-specialised form (16-bit cache, pages of 8+ tokens) a "
+           "prefill schedule (attn.prefill_schedule), from which "
+           "attn-outline-kernels makes a second kernel, prefill_attention; "
+           "not in the baseline">,
   ];
   let dependentDialects = ["::attnc::attn::AttnDialect"];
 }

@@ -186,6 +186,13 @@ inline bool takesWarpSpecializedForm(bool archHasWgmma, int64_t qkPadded,
 /// 168. (24 producer registers would give the consumers 240, but spilled
 /// the producer's loop at 192/128, NVRTC 13.0; the consumers use ~170.)
 constexpr int64_t kWsWarps = 12, kWsBlockM = 128;
+/// The paged prefill kernel's pages: boxes of whole 8-row swizzle atoms.
+constexpr int64_t kWsMinPageRows = 8;
+/// The paged prefill kernel serves a batch whose query rows (tokens x
+/// gqa_pack) average at least this many a sequence (half its row tile);
+/// decode-heavy batches keep the decode-capable kernel (16-row tiles,
+/// split-KV). The ABI hint `min_rows_per_seq`.
+constexpr int64_t kWsPrefillMinRowsPerSeq = 64;
 constexpr int64_t kWsLaunchRegisters = 168;
 constexpr int64_t kWsProducerRegisters = 32, kWsConsumerRegisters = 232;
 static_assert(128 * kWsProducerRegisters + 256 * kWsConsumerRegisters <=
