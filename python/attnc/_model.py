@@ -323,7 +323,9 @@ class Model:
                 plan = KernelPlan(kernel.abi, features=_MLA_PREPROCESS_FEATURES,
                                   outputs=("latent_out", "q_rope_out"),
                                   writable=("latent_cache", "latent_out", "q_rope_out"))
-            elif kernel.kind == "attention":
+            elif kernel.kind in ("attention", "prefill_attention"):
+                # prefill_attention: sm_90a's warp-specialised prefill kernel
+                # of the same layer (the same parameters, no split-KV).
                 plan = KernelPlan(kernel.abi, features=_ATTENTION_FEATURES,
                                   outputs=("output",),
                                   writable=("output", WORKSPACE),
@@ -612,10 +614,18 @@ class Model:
     def attention(self, layer: Union[str, int], query, *, k_cache, v_cache,
                   block_tables, seq_lens, query_start_loc, sinks=None,
                   k_scale=None, v_scale=None, gate=None, out=None,
-                  workspace=None, num_kv_splits=None, stream=None):
+                  workspace=None, num_kv_splits=None, kind=None, stream=None):
         """Runs the paged attention kernel of `layer` over varlen rows (decode
         and prefill rows may share one batch), with the output gate as its
         epilogue when the model has one.
+
+        A layer compiled for sm_90a may have two paged attention kernels:
+        ``"attention"`` (decode-capable: 16-row tiles, split-KV) and
+        ``"prefill_attention"`` (warp-specialised, 128-row tiles, no
+        split-KV; layers with a 16-bit cache in pages of 8+ tokens). The
+        launch takes the one :meth:`attention_kind` names for this batch
+        (host integers only: query rows and sequences), unless `kind`
+        names one.
 
         Sequence ``s`` owns query rows ``[query_start_loc[s],
         query_start_loc[s+1])`` and ``seq_lens[s]`` keys (its queries are the
@@ -666,7 +676,10 @@ class Model:
                 :meth:`attention_splits`) or a count in ``[1,
                 max_kv_splits]`` with ``base * num_kv_splits <= 2 *
                 target_ctas`` (the workspace capacity; base = grid x * grid
-                y), else ArgumentError naming ``num_kv_splits``.
+                y), else ArgumentError naming ``num_kv_splits``. A count
+                above 1 keeps the decode-capable kernel.
+            kind: None (the rule of :meth:`attention_kind`), ``"attention"``
+                or ``"prefill_attention"`` (the layer must have it).
             stream: as for :meth:`preprocess`.
 
         Returns:
@@ -677,13 +690,54 @@ class Model:
                 the wrong dtype, size, device or layout, and a split count
                 outside the rule.
         """
-        kernel, plan = self._plan(layer, "attention")
+        if kind is None:
+            kind = "attention"
+            if (self.has_prefill_attention(layer)
+                    and (num_kv_splits is None or num_kv_splits == 1)):
+                kind = self.attention_kind(layer, _rows(query, "query"),
+                                           _rows(query_start_loc, "query_start_loc") - 1)
+        elif kind not in ("attention", "prefill_attention"):
+            raise ArgumentError("kind", f"expected None, 'attention' or "
+                                f"'prefill_attention', got {kind!r}")
+        kernel, plan = self._plan(layer, kind)
         given = {"query": query, "k_cache": k_cache, "v_cache": v_cache,
                  "block_tables": block_tables, "seq_lens": seq_lens,
                  "query_start_loc": query_start_loc, "sinks": sinks,
                  "k_scale": k_scale, "v_scale": v_scale, "gate": gate,
                  "output": out, WORKSPACE: workspace}
         return self._launch_split_kv(kernel, plan, given, num_kv_splits, stream)
+
+    def has_prefill_attention(self, layer: Union[str, int]) -> bool:
+        """Whether `layer` has the warp-specialised prefill kernel (kind
+        ``"prefill_attention"``; sm_90a, a 16-bit cache in pages of 8+
+        tokens, head dims whose pads of 64 fit; not with the compile option
+        that turns it off)."""
+        return (self.layer_kind(layer), "prefill_attention") in self._plans
+
+    def attention_kind(self, layer: Union[str, int], num_tokens: int,
+                       num_seqs: int) -> str:
+        """The paged attention kernel :meth:`attention` launches for a batch
+        of `num_tokens` query rows in `num_seqs` sequences:
+        ``"prefill_attention"`` where `layer` has it and the batch is
+        prefill-heavy, ``num_tokens * P >= R * num_seqs`` (P, R: its ABI
+        hints ``gqa_pack`` and ``min_rows_per_seq``, 64: on average half its
+        128-row tile a sequence), else ``"attention"`` (decode batches, and
+        mixed ones with few prefill rows: 16-row tiles and split-KV)."""
+        name = self.layer_kind(layer)
+        entry = self._plans.get((name, "prefill_attention"))
+        if entry is None:
+            return "attention"
+        for name_, value in (("num_tokens", num_tokens), ("num_seqs", num_seqs)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ArgumentError(name_, f"expected an int >= 0, got {value!r}")
+        hints = entry[1].hints
+        pack, min_rows = hints.get("gqa_pack"), hints.get("min_rows_per_seq")
+        if pack is None or min_rows is None:
+            raise ArgumentError("hints", f"kernel {entry[0].name}: a prefill_attention "
+                                "ABI needs the hints gqa_pack and min_rows_per_seq")
+        if num_seqs > 0 and num_tokens * pack >= min_rows * num_seqs:
+            return "prefill_attention"
+        return "attention"
 
     def latent_attention(self, layer: Union[str, int], query, *, latent_cache,
                          block_tables, seq_lens, query_start_loc,
@@ -926,6 +980,18 @@ class Model:
                              sinks=sinks, k_scale=k_scale, v_scale=v_scale,
                              workspace=workspace)
 
+    def prefill_attention_plan(self, layer: Union[str, int], *, k_cache, v_cache,
+                               sinks=None, workspace=None):
+        """An :class:`~attnc.AttentionPlan` for `layer`'s warp-specialised
+        prefill kernel (kind ``"prefill_attention"``; NotFoundError when the
+        layer has none, see :meth:`has_prefill_attention`), bound as
+        :meth:`attention_plan` binds (no fp8 scales: the kernel reads 16-bit
+        caches); an engine captures it for its prefill-heavy batch shapes
+        (:meth:`attention_kind`) and the attention plan for the others."""
+        from ._plan import AttentionPlan
+        return AttentionPlan(self, layer, kind="prefill_attention", k_cache=k_cache,
+                             v_cache=v_cache, sinks=sinks, workspace=workspace)
+
     def mla_preprocess_plan(self, layer: Union[str, int], *, kv_norm_weight,
                             latent_cache, cache_scale=None):
         """A :class:`~attnc.MlaPreprocessPlan` for `layer`'s MLA preprocess
@@ -1132,6 +1198,16 @@ def config_to_json(config: Any) -> str:
         return json.dumps(data, default=_json_default)
     except (TypeError, ValueError) as error:
         raise ConfigError(f"config: cannot be written as JSON: {error}") from None
+
+
+def _rows(tensor: Any, name: str) -> int:
+    """Dim 0 of a tensor-like argument (a host integer: its shape)."""
+    from ._tensors import from_object
+    shape = from_object(name, tensor).shape
+    if len(shape) < 1:
+        raise ArgumentError(name, "expected a tensor with at least one dimension, "
+                            "got a scalar")
+    return int(shape[0])
 
 
 def _check_int(option: str, value: Any, minimum: int) -> int:

@@ -81,8 +81,8 @@ class LaunchPlan:
         model: the :class:`attnc.Model`.
         layer: layer kind name or index.
         kind: the kernel kind: ``"preprocess"``, ``"attention"``,
-            ``"latent_attention"``, ``"varlen_attention"`` or
-            ``"latent_gather"``.
+            ``"prefill_attention"``, ``"latent_attention"``,
+            ``"varlen_attention"`` or ``"latent_gather"``.
         bound: parameter name -> tensor (or None) fixed for the plan's
             lifetime. Every pointer parameter of the kernel must be either
             bound here or listed in `step`.
@@ -439,12 +439,16 @@ class PreprocessPlan(LaunchPlan):
 class AttentionPlan(LaunchPlan):
     """The attention kernel of one layer with its caches (and sinks, fp8
     scales, split-KV workspace) bound; made by
-    :meth:`attnc.Model.attention_plan`."""
+    :meth:`attnc.Model.attention_plan` (kind ``"attention"``) or
+    :meth:`attnc.Model.prefill_attention_plan` (``"prefill_attention"``)."""
 
-    def __init__(self, model, layer, **bound):
+    def __init__(self, model, layer, kind: str = "attention", **bound):
         step = ["query", "block_tables", "seq_lens", "query_start_loc", "gate",
                 "output"]
-        super().__init__(model, layer, "attention", bound=bound, step=step,
+        if kind not in ("attention", "prefill_attention"):
+            raise ArgumentError("kind", f"expected 'attention' or 'prefill_attention', "
+                                f"got {kind!r}")
+        super().__init__(model, layer, kind, bound=bound, step=step,
                          python_names={"output": "out"})
         self._has_gate = self._kplan.has("gate")
 

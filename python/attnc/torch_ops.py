@@ -86,6 +86,9 @@ VARLEN_ATTENTION_ARGS = ("query", "key", "value", "cu_seqlens_q", "cu_seqlens_k"
 LATENT_GATHER_ARGS = ("latent_cache", "block_tables", "cu_seqlens", "cache_scale",
                       "output")
 _ARGS = {"preprocess": PREPROCESS_ARGS, "attention": ATTENTION_ARGS,
+         # sm_90a's warp-specialised prefill kernel: the attention op's
+         # arguments (torch.ops.attnc.attention with its binding).
+         "prefill_attention": ATTENTION_ARGS,
          "mla_preprocess": MLA_PREPROCESS_ARGS,
          "latent_attention": LATENT_ATTENTION_ARGS,
          "varlen_attention": VARLEN_ATTENTION_ARGS,
@@ -177,8 +180,10 @@ def load(backend: str = "auto", *, verbose: bool = False,
 
 def binding(model, layer, kind: str) -> int:
     """The ``binding`` argument of the ops for `layer`'s `kind` kernel
-    ("preprocess", "attention", "mla_preprocess", "latent_attention",
-    "varlen_attention" or "latent_gather"), made once per (model, layer kind, kind)
+    ("preprocess", "attention", "prefill_attention" (the attention op on the
+    layer's warp-specialised prefill kernel: see :func:`attention_binding`),
+    "mla_preprocess", "latent_attention", "varlen_attention" or
+    "latent_gather"), made once per (model, layer kind, kind)
     and cached on the model. Making it loads the kernel into the current
     CUDA context (do it before capturing)."""
     if _backend is None:
@@ -207,6 +212,14 @@ def binding(model, layer, kind: str) -> int:
     return value
 
 
+def attention_binding(model, layer, num_tokens: int, num_seqs: int) -> int:
+    """The attention op's binding for a batch of `num_tokens` query rows in
+    `num_seqs` sequences: the kernel :meth:`attnc.Model.attention_kind`
+    names (the prefill kernel for prefill-heavy batches where the layer has
+    one). Host integers only: decide per captured batch shape."""
+    return binding(model, layer, model.attention_kind(layer, num_tokens, num_seqs))
+
+
 def op_slots(plan, kind: str) -> List[int]:
     """For each pointer parameter of `plan`'s kernel (ABI order), the index
     of the `kind` op's tensor argument that feeds it (the C++ binding's
@@ -227,9 +240,10 @@ def workspace(model, layer, device=None, kind: str = "attention"):
     "latent_attention" or "varlen_attention") of `layer` (None when its
     kernel has none). Each stream needs its own."""
     import torch
-    if kind not in ("attention", "latent_attention", "varlen_attention"):
-        raise ArgumentError("kind", f"expected 'attention', 'latent_attention' or "
-                            f"'varlen_attention', got {kind!r}")
+    if kind not in ("attention", "prefill_attention", "latent_attention",
+                    "varlen_attention"):
+        raise ArgumentError("kind", f"expected 'attention', 'prefill_attention', "
+                            f"'latent_attention' or 'varlen_attention', got {kind!r}")
     size = model._workspace_size(layer, kind)
     if size is None:
         return None
@@ -307,12 +321,12 @@ def _register_python() -> None:
                   sinks: Optional[Tensor], k_scale: Optional[Tensor],
                   v_scale: Optional[Tensor], gate: Optional[Tensor], out: Tensor,
                   workspace: Optional[Tensor], num_kv_splits: int) -> None:
-        model, layer, _ = _registry[binding]
+        model, layer, kind = _registry[binding]
         model.attention(layer, query, k_cache=k_cache, v_cache=v_cache,
                         block_tables=block_tables, seq_lens=seq_lens,
                         query_start_loc=query_start_loc, sinks=sinks,
                         k_scale=k_scale, v_scale=v_scale, gate=gate, out=out,
-                        workspace=workspace,
+                        workspace=workspace, kind=kind,
                         num_kv_splits=num_kv_splits if num_kv_splits > 0 else None)
 
     @attention.register_fake

@@ -136,3 +136,51 @@ def fake_args(kernel, sizes, **override):
         args[param["name"]] = FakeTensor(shape, TYPESTR[param["dtype"]])
     args.update(override)
     return args
+
+
+def check_prefill_attention(model, layer):
+    """Asserts whether `layer` has the warp-specialised prefill kernel (kind
+    prefill_attention) as attn-specialize's rule says (sm_90a only, the
+    arch of the attention kernel's build): a cache of the activation type (no fp8) in pages of 8 or more tokens,
+    head dims multiples of 8 and v_head_dim padded to 64 at most 256; and,
+    where it has it, its contract: the attention kernel's parameters with
+    the caches' tensor maps after their strides (boxes of min(block_size,
+    block_n) rows x 64 values, 128-byte swizzle), the split-KV trailing
+    parameters, 384 threads, the attention kernel's grid x and y,
+    max_kv_splits 1, the hints of the launcher's rule, PDL. Returns the
+    kernel or None."""
+    att = model.kernel(layer, "attention")
+    abi = {p["name"]: p for p in att.abi["params"]}
+    _, block_size, _, dqk = abi["k_cache"]["shape"]
+    dv = abi["v_cache"]["shape"][3]
+    expected = (att.build_reports()[0]["arch"] == "sm_90a"
+                and abi["k_cache"]["dtype"] == abi["query"]["dtype"]
+                and abi["query"]["dtype"] in ("bf16", "f16") and block_size >= 8
+                and dqk % 8 == 0 and dv % 8 == 0 and (dv + 63) // 64 * 64 <= 256)
+    assert model.has_prefill_attention(layer) == expected, (layer, abi["k_cache"])
+    if not expected:
+        return None
+    pre = model.kernel(layer, "prefill_attention")
+    assert (pre.name, pre.kind, pre.layer) == (f"{layer}__prefill_attention",
+                                               "prefill_attention", layer)
+    assert "attnc::paged_attention_ws<Config>(" in pre.source
+    assert "mma=wgmma_ws" in pre.source
+    block_n = int(pre.source.split(" block_n=")[1].split()[0])
+    assert block_n in (64, 128)
+    plain = [n for n in att.params if n not in ("k_cache_map", "v_cache_map")]
+    at = plain.index("v_cache_head_stride") + 1
+    assert pre.params == plain[:at] + ["k_cache_map", "v_cache_map"] + plain[at:]
+    assert check_attention_trailing(pre) == ATTENTION_TRAILING_SPLIT_KV
+    pabi = {p["name"]: p for p in pre.abi["params"]}
+    for cache in ("k_cache", "v_cache"):
+        spec = pabi[f"{cache}_map"]
+        assert (spec["tensor"], spec["swizzle"]) == (cache, 128)
+        assert spec["box"] == [1, min(block_size, block_n), 1, 64]
+    assert pre.abi["launch_scalars"] == ["num_blocks"]
+    assert pre.abi["block"] == [384, 1, 1]
+    assert pre.abi["grid"][:2] == att.abi["grid"][:2]
+    hints = pre.abi["hints"]
+    assert hints["max_kv_splits"] == 1 and hints["min_rows_per_seq"] == 64
+    assert hints["gqa_pack"] == pre.abi["grid"][0]["multiplier"]
+    assert pre.abi.get("programmatic_dependent_launch") is True
+    return pre

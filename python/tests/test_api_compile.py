@@ -12,7 +12,7 @@ import pytest
 
 import attnc
 from attnc_cpu_helpers import (CACHE_STRIDES, CONFIG_DIR, REPO, attention_cache_maps,
-                               check_attention_trailing, spec)
+                               check_attention_trailing, check_prefill_attention, spec)
 
 CONFIGS = sorted(CONFIG_DIR.glob("*.json"))
 ATTNC_CLI = REPO / "build" / "bin" / "attnc"
@@ -77,7 +77,11 @@ def test_compile_bundled_mla_config(stem, compiled):
 def test_compile_bundled_config(path, compiled):
     model = compiled(str(path))
     assert model.layers, "a model has at least one layer kind"
-    assert len(model.kernels) == 2 * len(model.layers)
+    # A preprocess and an attention kernel a layer kind, and on sm_90a the
+    # warp-specialised prefill kernel where the layer's shape takes it.
+    prefill = {layer: check_prefill_attention(model, layer) for layer in model.layers}
+    assert len(model.kernels) == 2 * len(model.layers) + sum(
+        kernel is not None for kernel in prefill.values())
     layout = _layout(path)
     if layout is not None:
         assert sorted(model.layers) == sorted(layout)
@@ -86,9 +90,12 @@ def test_compile_bundled_config(path, compiled):
         att = model.kernel(layer, "attention")
         assert (pre.name, pre.kind, pre.layer) == (f"{layer}__preprocess", "preprocess", layer)
         assert (att.name, att.kind, att.layer) == (f"{layer}__attention", "attention", layer)
-        for kernel, leading, trailing in (
-                (pre, PREPROCESS_PARAMS, ["num_tokens"]),
-                (att, attention_params(att), check_attention_trailing(att))):
+        checked = [(pre, PREPROCESS_PARAMS, ["num_tokens"]),
+                   (att, attention_params(att), check_attention_trailing(att))]
+        if prefill[layer] is not None:
+            checked.append((prefill[layer], prefill[layer].params[:11],
+                            check_attention_trailing(prefill[layer])))
+        for kernel, leading, trailing in checked:
             assert kernel.abi["name"] == kernel.name
             assert kernel.params[:len(leading)] == leading
             assert kernel.params[-len(trailing):] == trailing
