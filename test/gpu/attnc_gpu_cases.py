@@ -343,6 +343,15 @@ BATCHES = {
     "gqa_prefill": [(333, 333), (61, 1000), (3, 3), (1, 1)],
     # causal mask edges: q_len == kv_len around one and two 64-row tiles
     "causal_edges": [(63, 63), (64, 64), (65, 65), (127, 127), (128, 128), (129, 129)],
+    # The paged prefill kernel (prefill_cases): a long prefill (issue 17's
+    # S 4096) beside short ones; chunked prefill of 1024 new tokens over 7168
+    # cached (and a shorter chunk, sequence ends inside pages and tiles); a
+    # varlen batch of 1..700 rows per sequence over 40 sequences, prefix
+    # lengths varying.
+    "long_prefill": [(4096, 4096), (1, 1), (129, 129), (1000, 1000)],
+    "chunked_prefill": [(1024, 8192), (77, 5001), (1, 300), (300, 300)],
+    "varlen_prefill": [(1 + (37 * s) % 700, 1 + (37 * s) % 700 + (101 * s) % 900)
+                       for s in range(40)],
 }
 
 #: MiMo-like 192/128 heads, 16/2: bf16 cache with 64-token pages; the fp8
@@ -490,11 +499,43 @@ def tma_cases():
     ]
 
 
+def prefill_cases():
+    """The warp-specialised paged prefill kernel (kind prefill_attention,
+    sm_90a; test_attention.py's test_prefill_kernel launches it by name):
+    GQA groups 1, 2, 4, 8 and 16 (one KV head), pages of 16 and 64, head
+    dims 64/64 to 256/256 (80/48 padded at the tile), both 16-bit types,
+    sinks, the gate (element-wise and per head), sliding window, chunked
+    attention, soft-cap, value and softmax scales, over long, chunked,
+    varlen and mixed prefill batches."""
+    A = AttentionCase
+    return [
+        A((192, 128), (16, 2), "bf16", "same", 64, 0, False, False, "long_prefill"),
+        A((192, 128), (16, 2), "bf16", "same", 16, 1000, True, True, "chunked_prefill"),
+        A((128, 128), (32, 8), "bf16", "same", 16, 0, False, True, "mixed", "gate_scalar"),
+        A((64, 64), (16, 16), "fp16", "same", 64, 0, False, False, "varlen_prefill", "softcap"),
+        A((256, 256), (16, 1), "bf16", "same", 64, 0, True, False, "chunked_prefill"),
+        A((80, 48), (12, 3), "bf16", "same", 16, 0, False, False, "prefill", "value_scale"),
+        A((128, 128), (32, 4), "fp16", "same", 16, 128, False, False, "varlen_prefill", "chunk"),
+        A((128, 128), (16, 8), "bf16", "same", 64, 0, True, True, "mixed", "scale"),
+        A((192, 128), (16, 2), "fp16", "same", 16, 0, False, False, "causal_edges"),
+    ]
+
+
+def prefill_counting_cases():
+    """Counting batches (every key read exactly once) on the prefill kernel:
+    pages of 16 (a box per page, 8 a tile) and 64 over the chunked batch."""
+    A = AttentionCase
+    return [
+        A((192, 128), (16, 2), "bf16", "same", 16, 0, False, False, "chunked_prefill"),
+        A((256, 256), (16, 1), "bf16", "same", 64, 0, True, False, "chunked_prefill"),
+    ]
+
+
 def attention_cases():
     """Every attention case test_attention.py runs: the matrix, long
-    contexts, GQA tile shapes, causal edges and the mma.sync form on sm_90.
-    The split-KV cases (split_kv_cases) use configs from these, so that the
-    CPU compile check of every suite configuration (python/tests) covers them
-    too."""
+    contexts, GQA tile shapes, causal edges, the mma.sync form on sm_90 and
+    the prefill kernel's cases. The split-KV cases (split_kv_cases) use
+    configs from these, so that the CPU compile check of every suite
+    configuration (python/tests) covers them too."""
     return (matrix_cases() + long_context_cases() + gqa_tile_cases() + causal_edge_cases()
-            + mma_sync_cases() + feature_cases() + tma_cases())
+            + mma_sync_cases() + feature_cases() + tma_cases() + prefill_cases())

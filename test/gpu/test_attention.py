@@ -22,6 +22,15 @@ batches of decode rows, chunked-prefill appends and fresh prefills:
 
 Forced split counts and the split-KV workspace are in test_split_kv.py.
 
+On sm_90a a layer whose shape takes it also has the warp-specialised prefill
+kernel (kind prefill_attention), which Model.attention launches for
+prefill-heavy batches (Model.attention_kind): test_attention then runs the
+decode-capable kernel on the same batch as well (kind="attention"), and
+test_prefill_kernel launches the prefill kernel by name over its own cases
+(prefill_cases: long, chunked, varlen and mixed prefills, GQA 1..16, pages
+of 16 and 64, sinks, gate, window, chunked attention, soft-cap), with
+counting batches in test_prefill_kernel_counts_every_key.
+
 The cache is poisoned with 0xFF bytes (NaN in every cache dtype): slots past
 each sequence's length, unreferenced blocks, and the block-table padding all
 point at poison, so reading them shows up as NaN, or as a zeroed row (the
@@ -37,11 +46,13 @@ from typing import List, Optional
 
 import pytest
 
-from attnc_gpu_cases import LAYER, AttentionCase, BATCHES, attention_cases, counting_cases
+from attnc_gpu_cases import (LAYER, AttentionCase, BATCHES, attention_cases, counting_cases,
+                             prefill_cases, prefill_counting_cases)
 from attnc_gpu_reference import (AttentionExpected, assert_close, assert_finite,
                                  attention_reference, fp8_quantize, torch, torch_dtype)
 
-CASES = attention_cases()
+PREFILL_CASES = prefill_cases()
+CASES = [case for case in attention_cases() if case not in PREFILL_CASES]
 K_SCALE = 0.05
 V_SCALE = 0.05
 
@@ -256,13 +267,49 @@ def run_case(models, case: AttentionCase, generator, *, sequences=None,
     return prepared.model, out, expected
 
 
+def takes_prefill_kernel(prepared: Prepared) -> bool:
+    """Whether Model.attention launches the prefill kernel for the batch."""
+    batch = prepared.batch
+    return prepared.model.attention_kind(LAYER, batch.query.shape[0],
+                                         batch.seq_lens.shape[0]) == "prefill_attention"
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id())
 def test_attention(models, case, generator):
-    model, out, expected = run_case(models, case, generator)
+    prepared = prepare(models, case, generator)
+    out = prepared.launch()
+    expected = prepared.reference()
+    model = prepared.model
     assert_close("out", out, expected, case.dtype)
+    if takes_prefill_kernel(prepared):
+        # the rule took the prefill kernel: the decode-capable one too
+        assert_close("out (kind attention)", prepared.launch(kind="attention"), expected,
+                     case.dtype)
     # the scale the reference used is the one the model was compiled with
     kind = model.config["layer_kinds"][0]
     assert abs(kind["softmax_scale"] - case.softmax_scale) <= 1e-12 * case.softmax_scale
+
+
+@pytest.mark.parametrize("case", PREFILL_CASES, ids=lambda c: c.id())
+def test_prefill_kernel(models, case, generator):
+    """The warp-specialised paged prefill kernel, launched by name into a
+    NaN-poisoned output, against the float32 reference; the rule takes it
+    for these prefill batches."""
+    prepared = prepare(models, case, generator)
+    assert prepared.model.has_prefill_attention(LAYER), case.id()
+    assert prepared.model.kernel(LAYER, "prefill_attention").abi["block"] == [384, 1, 1]
+    # every case's batch is prefill-heavy: tokens x gqa_pack >= 64 x sequences
+    assert takes_prefill_kernel(prepared)
+    out = prepared.launch(kind="prefill_attention")
+    assert_close("out", out, prepared.reference(), case.dtype)
+
+
+@pytest.mark.parametrize("case", prefill_counting_cases(), ids=lambda c: c.id())
+def test_prefill_kernel_counts_every_key(models, case, generator):
+    """Counting batches on the prefill kernel: a key dropped or read twice
+    at a page box, tile or sequence edge fails."""
+    prepared = prepare(models, case, generator, counting=True)
+    assert_keys_counted("out", prepared.launch(kind="prefill_attention"), prepared)
 
 
 @pytest.mark.parametrize("case", counting_cases(), ids=lambda c: c.id())
