@@ -473,6 +473,11 @@ Result<json> explainModel(const ModelConfig &config,
         if (!w)
           return w.status();
         work = *w;
+        // sm_90a's warp-specialised prefill kernel is the attention
+        // kernel's alternative for prefill-heavy batches: listed, but the
+        // layer's floor stays the attention kernel's (not counted twice).
+        if (kernel.kind == "prefill_attention")
+          runs = false;
       }
       if (k.find("grid") == k.end()) {
         auto grid = evaluateGrid(kernel.abi, symbols, false);

@@ -66,7 +66,17 @@ for absent in ("qk_norm", "gate", "sliding_window", "attention_chunk", "sinks", 
                "value_scale", "query_temperature", "fp8_cache"):
     same(features[absent], {"present": False}, absent)
 
-pre, att = kind["kernels"]
+# On sm_90a the layer (bf16 pages of 16, 64/64) also has the
+# warp-specialised prefill kernel: listed after the attention kernel, its
+# schedule the wgmma_ws one; the layer's floor stays the two kernels' (the
+# prefill kernel is the attention kernel's alternative, not counted twice).
+pre, att, ws = kind["kernels"]
+same(ws["name"], "full_attention__prefill_attention", "prefill name")
+same(ws["kind"], "prefill_attention", "prefill kind")
+same({key: ws["schedule"][key] for key in ("block_m", "num_warps", "mma", "max_kv_splits")},
+     {"block_m": 128, "num_warps": 12, "mma": "wgmma_ws", "max_kv_splits": 1},
+     "prefill schedule")
+same(ws["block"], [384, 1, 1], "prefill block")
 same(pre["name"], "full_attention__preprocess", "preprocess name")
 same(pre["resources"], None, "resources without compile")
 # Fused width 4*64 + 2*64 + 2*64 = 512 bf16 = 1024 bytes, + 8 (slot) + 8
@@ -121,7 +131,8 @@ close(decode["floor_us"], 0.626784, "model floor")
 # at 780 TFLOP/s: 839680 / 780e12 s = 0.0010765 us: memory-bound.
 same(prefill["workload"]["query_tokens"], 40, "prefill query tokens")
 same(prefill["machine"]["defaults"], True, "prefill machine")
-pre, att = prefill["layer_kinds"][0]["kernels"]
+pre, att, ws = prefill["layer_kinds"][0]["kernels"]
+same(ws["kind"], "prefill_attention", "prefill kernel in the prefill phase")
 close(pre["work"]["read_bytes"], 40 * 1040, "prefill preprocess read")
 close(att["work"]["flops"], 839680, "prefill flops")
 close(att["work"]["read_bytes"], 40980, "prefill read")
