@@ -11,6 +11,10 @@
 |*    norm and rope, paged KV-cache write; outputs q (and the gate).         *|
 |*  - "<layer>__attention" (kind "attention"): paged attention over varlen   *|
 |*    rows, with the output gate as its epilogue when the model has one.     *|
+|*  - "<layer>__prefill_attention" (kind "prefill_attention", sm_90a, 16-bit *|
+|*    caches in pages of 8+ tokens): the same attention, warp-specialised,  *|
+|*    for prefill-heavy batches (the attention kernel's parameters, no      *|
+|*    split-KV; the caller picks one of the two per batch).                 *|
 |* Each kernel's ABI (attnc_kernel_abi_json) names its parameters.           *|
 |*                                                                            *|
 |* Thread safety: compiling is thread-safe per context (as in Runtime.h;   *|
