@@ -91,7 +91,7 @@ def run_shape(name, seq, hq, hkv, dqk, dv, pages):
         err = ((out.float() - ref).norm() / ref.norm()).item()
         entry = {"TFLOPs": flops / graph_time(run, rep=20) / 1e9, "rel_err_vs_cudnn": err,
                  "compile_and_first_launch_s": compile_s,
-                 "copies": "TMA" if page >= 8 else "cp.async"}
+                 "copies": "TMA" if page >= 64 else "cp.async"}  # kTmaMinPageRows
         entry["over_cudnn"] = entry["TFLOPs"] / r["sdpa_cudnn_TFLOPs"]
         r[f"attnc_page{page}"] = entry
         print(f"{name} page {page:>2} ({entry['copies']:>8}): attnc {entry['TFLOPs']:6.1f} "

@@ -12,7 +12,8 @@ is not built yet: these are the kernel core's numbers, not an engine's
 paged prefill.
 
 Usage (GPU machine): PYTHONPATH=python:bench ATTNC_LIBRARY=... \\
-    python3 bench/bench_varlen_shapes.py     # JSON to $OUT/bench_varlen_shapes.json
+    python3 bench/bench_varlen_shapes.py [NAME ...]   # JSON to $OUT/bench_varlen_shapes.json
+(NAME: substrings of the shape names to run; all by default)
 """
 import json
 import os
@@ -113,7 +114,11 @@ def main():
     res = {"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(),
            "command": " ".join(sys.argv), "torch": torch.__version__,
            "cudnn": torch.backends.cudnn.version()}
+    # Optional arguments: substrings of the shape names to run (all by default).
+    wanted = sys.argv[1:]
     for shape in SHAPES:
+        if wanted and not any(w in shape[0] for w in wanted):
+            continue
         try:
             res[shape[0]] = r = run_shape(*shape)
         except Exception as error:  # noqa: BLE001 - recorded, next shape

@@ -350,6 +350,11 @@ LogicalResult checkAttentionSchedule(Operation *op,
                                      Type activation, Type cacheElement) {
   if (schedule.getForm() == AttentionForm::cuda_core)
     return success();
+  if (schedule.getMma() == "wgmma_ws")
+    return op->emitOpError()
+           << "cannot be emitted: schedule mma \"wgmma_ws\" is the "
+              "warp-specialised kernel of varlen_attention; this op takes "
+              "\"mma.sync\" or \"wgmma\"";
   if (schedule.getBlockM() != 128 || schedule.getBlockN() != 64 ||
       schedule.getNumWarps() != 4 || schedule.getPipelineStages() != 2)
     return op->emitOpError()

@@ -53,3 +53,13 @@ func.func @dynamic_width__latent_gather(%cache: tensor<?x64x?xbf16>, %tables: te
   %rows = attn.latent_gather %cache, %tables, %cu : tensor<?x64x?xbf16>, tensor<?x?xi32>, tensor<?xi32> -> tensor<?x?xbf16>
   return %rows : tensor<?x?xbf16>
 }
+
+// -----
+
+// The warp-specialised form computes a row tile's keys in one block: a
+// hand-written schedule with split-KV is refused.
+func.func @ws_splits__varlen_attention(%q: tensor<?x16x192xbf16>, %k: tensor<?x16x192xbf16>, %v: tensor<?x16x128xbf16>, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>) -> tensor<?x16x128xbf16> attributes {attn.kernel = "varlen_attention", attn.layer = "ws_splits"} {
+  // expected-error @+1 {{'attn.varlen_attention' op cannot be emitted: the warp-specialised form needs block_m 128, num_warps 12 and max_kv_splits 1, got 128, 12 and 64}}
+  %o = attn.varlen_attention %q, %k, %v, %cu_q, %cu_k {softmax_scale = 0.1352 : f64, schedule = #attn.attention_schedule<block_m = 128, block_n = 128, num_warps = 12, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "wgmma_ws">} : tensor<?x16x192xbf16>, tensor<?x16x192xbf16>, tensor<?x16x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
+  return %o : tensor<?x16x128xbf16>
+}
