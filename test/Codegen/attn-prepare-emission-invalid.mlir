@@ -64,10 +64,10 @@ func.func @tiny_softcap__attention(%q: tensor<?x16x128xbf16>, %kc: tensor<?x64x2
 
 // -----
 
-// The warp-specialised schedule is varlen_attention's (the paged kernel has
-// no such form yet).
+// The warp-specialised schedule of a paged attention is its
+// prefill_attention kernel's only (attn-prepare-emission-prefill-invalid.mlir).
 func.func @ws_paged__attention(%q: tensor<?x16x128xbf16>, %kc: tensor<?x64x2x128xbf16>, %vc: tensor<?x64x2x128xbf16>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>) -> tensor<?x16x128xbf16> attributes {attn.kernel = "attention", attn.layer = "ws_paged"} {
-  // expected-error @+1 {{'attn.paged_attention' op cannot be emitted: schedule mma "wgmma_ws" is the warp-specialised kernel of varlen_attention; this op takes "mma.sync" or "wgmma"}}
+  // expected-error @+1 {{'attn.paged_attention' op cannot be emitted: schedule mma "wgmma_ws" is the prefill_attention kernel's (and that kernel's only), got mma "wgmma_ws" in an attention kernel}}
   %o = attn.paged_attention %q, %kc, %vc, %tables, %lens, %starts {softmax_scale = 0.088 : f64, schedule = #attn.attention_schedule<block_m = 128, block_n = 128, num_warps = 12, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 8, split_kv_min_keys = 256, max_kv_splits = 1, target_ctas = 264, mma = "wgmma_ws">} : tensor<?x16x128xbf16>, tensor<?x64x2x128xbf16>, tensor<?x64x2x128xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
   return %o : tensor<?x16x128xbf16>
 }
