@@ -80,9 +80,13 @@ def _checked(model, case, static, pre, att):
     q_out, gate_out = result if case.gate != "none" else (result, None)
     rows = att["rows"]
     gate = gate_out[rows].contiguous() if gate_out is not None else None
+    # The attention kernel (kind "attention"), which attention_plan runs: on
+    # sm_90a the rule would take the prefill kernel for some of these batches.
+    kind = {"kind": "attention"} if model.has_prefill_attention(LAYER) else {}
     out = model.attention(LAYER, q_out[rows].contiguous(), k_cache=k_cache, v_cache=v_cache,
                           block_tables=att["block_tables"], seq_lens=att["seq_lens"],
-                          query_start_loc=att["query_start_loc"], gate=gate, **pre["scales"])
+                          query_start_loc=att["query_start_loc"], gate=gate, **pre["scales"],
+                          **kind)
     torch.cuda.synchronize()
     assert not torch.isnan(out).any()
     return q_out, gate_out, out, k_cache, v_cache

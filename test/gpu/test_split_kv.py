@@ -36,6 +36,15 @@ from test_attention import assert_keys_counted, prepare
 CASES = split_kv_cases()
 SPLITS = ["auto", 1, 2, 7, "max"]
 
+
+def launch(prepared, **keywords):
+    """prepared.launch on the decode-capable kernel (kind "attention"): on
+    sm_90a the rule would take the layer's prefill kernel (no split-KV) for
+    these batches at num_kv_splits None or 1 (test_attention covers it)."""
+    if getattr(prepared.model, "has_prefill_attention", lambda layer: False)(LAYER):
+        keywords.setdefault("kind", "attention")
+    return prepared.launch(**keywords)
+
 #: Without attention_workspace_size, the workspace is sized generously: the
 #: tile height each sequence's rows are padded to (the largest block_m of
 #: the attention schedule), and max_kv_splits when the ABI does not say
@@ -130,7 +139,7 @@ def test_forced_split_count(models, case, splits, generator):
     _require_split_api("num_kv_splits")
     prepared = prepare(models, case, generator)
     num_kv_splits = _split_count(prepared, splits)
-    out = prepared.launch(num_kv_splits=num_kv_splits)
+    out = launch(prepared, num_kv_splits=num_kv_splits)
     label = num_kv_splits if num_kv_splits is not None else \
         f"None, automatic: {_automatic_count(prepared.model, prepared)}"
     assert_close(f"out (num_kv_splits={label})", out, prepared.reference(), case.dtype)
@@ -145,7 +154,7 @@ def test_every_key_counted_once(models, case, splits, generator):
     prepared = prepare(models, case, generator, counting=True)
     num_kv_splits = _split_count(prepared, splits)
     assert_keys_counted(f"out (num_kv_splits={num_kv_splits})",
-                        prepared.launch(num_kv_splits=num_kv_splits), prepared)
+                        launch(prepared, num_kv_splits=num_kv_splits), prepared)
 
 
 @pytest.mark.parametrize("case", CASES[:1], ids=lambda c: c.id())
@@ -158,18 +167,18 @@ def test_workspace_reused_across_launches(models, case, generator):
                            or FALLBACK_MAX_SPLITS)
     expected = prepared.reference()
     splits = min(7, largest or 7)
-    first = prepared.launch(num_kv_splits=splits, workspace=workspace)
+    first = launch(prepared, num_kv_splits=splits, workspace=workspace)
     assert_close(f"out (first launch, {splits} splits)", first, expected, case.dtype)
-    second = prepared.launch(num_kv_splits=splits, workspace=workspace)
+    second = launch(prepared, num_kv_splits=splits, workspace=workspace)
     assert_close("out (second launch on the same workspace)", second, expected, case.dtype)
     assert torch.equal(first, second), \
         "the same launch on the reused workspace gave a different output"
     for splits in [None, 2] + ([largest] if largest else []):
-        out = prepared.launch(num_kv_splits=splits, workspace=workspace)
+        out = launch(prepared, num_kv_splits=splits, workspace=workspace)
         assert_close(f"out (num_kv_splits={splits}, reused workspace)", out, expected,
                      case.dtype)
     # another batch, some of whose splits are empty, on the same workspace
-    out = other.launch(num_kv_splits=_largest_accepted(other.model, other) or 7,
+    out = launch(other, num_kv_splits=_largest_accepted(other.model, other) or 7,
                        workspace=workspace)
     assert_close("out (another batch on the reused workspace)", out, other.reference(),
                  case.dtype)
@@ -193,5 +202,5 @@ def test_invalid_split_count_is_rejected(models, case, value, generator):
                         "capacity (or the package cannot say)")
         value = largest + 1
     with pytest.raises(attnc.ArgumentError) as info:
-        prepared.launch(num_kv_splits=value)
+        launch(prepared, num_kv_splits=value)
     assert info.value.argument == "num_kv_splits", str(info.value)
