@@ -34,6 +34,7 @@
 #ifndef ATTNC_ATTENTION_WS_CUH
 #define ATTNC_ATTENTION_WS_CUH
 
+#include "attnc_attention_rules.cuh"
 #include "attnc_device.cuh"
 #include "attnc_wgmma.cuh"
 
@@ -76,23 +77,10 @@ template <class C> struct WsAttention {
   // Q tile (ids 3, 4).
   static constexpr int kTurnBarrier = 1, kQBarrier = 3;
 
-  /// Which keys row `pos` (a query position) attends: [begin, end);
-  /// non-decreasing in pos (the tile ranges rely on it). The rules of
-  /// attnc_attention.cuh's PagedAttention.
-  static __device__ __forceinline__ int row_key_begin(int pos, int kv_len) {
-    int begin = 0;
-    if constexpr (C::kSlidingWindow > 0)
-      begin = max(0, (C::kCausal ? pos : kv_len - 1) - C::kSlidingWindow + 1);
-    if constexpr (C::kAttentionChunk > 0)
-      begin = max(begin, pos - pos % C::kAttentionChunk);
-    return begin;
-  }
-  static __device__ __forceinline__ int row_key_end(int pos, int kv_len) {
-    if constexpr (C::kCausal)
-      return min(pos + 1, kv_len);
-    else
-      return kv_len;
-  }
+  /// Which keys row `pos` (a query position) attends: [begin, end)
+  /// (attnc_attention_rules.cuh, PagedAttention's rules).
+  static __device__ __forceinline__ int row_key_begin(int pos, int kv_len) { return KeyRange<C>::begin(pos, kv_len); }
+  static __device__ __forceinline__ int row_key_end(int pos, int kv_len) { return KeyRange<C>::end(pos, kv_len); }
 
   /// S = Q K^T for the consumer's 64 rows and one K tile.
   static __device__ __forceinline__ void scores(float (&s)[kBlockN / 8][4], unsigned long long q_desc,
