@@ -40,24 +40,6 @@
 
 namespace attnc {
 
-/// Named barriers (ids 1.. ; 0 is __syncthreads) and register reallocation.
-template <int Unused = 0> __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-template <int Unused = 0> __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-}
-template <int N> __device__ __forceinline__ void setmaxnreg_dec() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
-}
-/// One plain arrival on `bar` (no bytes expected).
-template <int Unused = 0> __device__ __forceinline__ void mbarrier_arrive(void *bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
-}
-
 template <class C> struct WsAttention {
   using act_t = typename C::act_t;
   static constexpr int kNumQHeads = C::kNumQHeads, kGroupSize = C::kGroupSize, kPack = C::kPack;
@@ -355,7 +337,7 @@ template <class C> struct WsAttention {
       wgmma_commit();
       named_barrier_arrive(kTurnBarrier + 1 - c, kConsumerThreads);
       wgmma_wait<0>();
-      fence_regs1(s);
+      fence_regs(s);
       mbarrier_arrive(empty_k);
       softmax(s, m, l, corr, row_begin, row_end,
               tile_first * kBlockN < full_begin || (tile_first + 1) * kBlockN > full_end, tile_first * kBlockN,
@@ -375,12 +357,12 @@ template <class C> struct WsAttention {
         wgmma_commit();
         named_barrier_arrive(kTurnBarrier + 1 - c, kConsumerThreads);
         wgmma_wait<1>();
-        fence_regs1(s);
+        fence_regs(s);
         mbarrier_arrive(empty_k + st);
         softmax(s, m, l, corr, row_begin, row_end, tile_key < full_begin || tile_key + kBlockN > full_end,
                 tile_key, kScale);
         wgmma_wait<0>();
-        fence_regs1(o);
+        fence_regs(o);
         mbarrier_arrive(empty_v + prev);
 #pragma unroll
         for (int d = 0; d < kVPad / 8; ++d) {
@@ -400,13 +382,11 @@ template <class C> struct WsAttention {
       wgmma_commit();
       if (c == 0) named_barrier_arrive(kTurnBarrier + 1, kConsumerThreads);
       wgmma_wait<0>();
-      fence_regs1(o);
+      fence_regs(o);
       mbarrier_arrive(empty_v + last);
     }
 
     // ---- epilogue: normalise and store the thread's rows ----
-    const float m_units = C::kHasSoftcap ? 1.0f : kScale;
-    (void)m_units;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       float li = l[i];
@@ -428,14 +408,6 @@ template <class C> struct WsAttention {
         }
       }
     }
-  }
-
-  /// fence_regs for one accumulator array.
-  template <int B> static __device__ __forceinline__ void fence_regs1(float (&r)[B][4]) {
-#pragma unroll
-    for (int j = 0; j < B; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(r[j][e])::"memory");
   }
 };
 
