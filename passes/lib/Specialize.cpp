@@ -490,6 +490,16 @@ FailureOr<AttentionScheduleAttr> chooseAttention(PagedAttentionOp op,
 }
 
 /// attn.varlen_attention: the paged attention's schedule for its heads, head
+/// gqa_pack: the query heads of a KV group that share a tile's rows, the
+/// largest divisor of the group that is at most block_m (equal packs, none
+/// larger than a tile).
+int64_t gqaPackFor(int64_t group, int64_t blockM) {
+  for (int64_t pack = std::min(group, blockM); pack > 1; --pack)
+    if (group % pack == 0)
+      return pack;
+  return 1;
+}
+
 /// The warp-specialised schedule of a varlen attention (mma "wgmma_ws",
 /// see the file header), or a null attribute where the shape does not take
 /// it: block_n 128 where 2 stages of it fit the arch's shared memory, else
@@ -518,12 +528,8 @@ chooseWarpSpecialized(Operation *op, const AttentionShape &shape,
     }
   if (blockN == 0)
     return AttentionScheduleAttr();
-  int64_t group = shape.numQHeads / shape.numKvHeads, gqaPack = 1;
-  for (int64_t pack = std::min<int64_t>(group, kWsBlockM); pack >= 1; --pack)
-    if (group % pack == 0) {
-      gqaPack = pack;
-      break;
-    }
+  int64_t gqaPack =
+      gqaPackFor(shape.numQHeads / shape.numKvHeads, kWsBlockM);
   auto schedule = AttentionScheduleAttr::getChecked(
       [&] { return op->emitOpError() << "chose an invalid schedule: "; },
       op->getContext(), kWsBlockM, blockN, kWsWarps, kStages, qkPadded,
@@ -659,12 +665,7 @@ FailureOr<AttentionScheduleAttr> chooseAttentionTile(Operation *op,
                kCtasPerSm * (sharedBytes(tensorTile, true) + kBlockReserved) <=
                    arch.smSharedBytes;
 
-  int64_t gqaPack = 1;
-  for (int64_t pack = std::min(group, chosen->blockM); pack >= 1; --pack)
-    if (group % pack == 0) {
-      gqaPack = pack;
-      break;
-    }
+  int64_t gqaPack = gqaPackFor(group, chosen->blockM);
 
   auto schedule = AttentionScheduleAttr::getChecked(
       [&] { return op->emitOpError() << "chose an invalid schedule: "; },

@@ -48,6 +48,7 @@
 #define ATTNC_ATTENTION_CUH
 
 #include "attnc_device.cuh"
+#include "attnc_attention_rules.cuh"
 #include "attnc_wgmma.cuh"
 
 namespace attnc {
@@ -157,22 +158,10 @@ template <class C> struct PagedAttention {
       return a.block_tables + (long long)seq * a.max_blocks_per_seq;
   }
 
-  /// Which keys row `pos` (a query position) attends: [begin, end).
-  /// Non-decreasing in pos, which the tile ranges rely on.
-  static __device__ __forceinline__ int row_key_begin(int pos, int kv_len) {
-    int begin = 0;
-    if constexpr (C::kSlidingWindow > 0)
-      begin = max(0, (C::kCausal ? pos : kv_len - 1) - C::kSlidingWindow + 1);
-    if constexpr (C::kAttentionChunk > 0) // causal only (the verifier's rule)
-      begin = max(begin, pos - pos % C::kAttentionChunk);
-    return begin;
-  }
-  static __device__ __forceinline__ int row_key_end(int pos, int kv_len) {
-    if constexpr (C::kCausal)
-      return min(pos + 1, kv_len);
-    else
-      return kv_len;
-  }
+  /// Which keys row `pos` (a query position) attends: [begin, end)
+  /// (attnc_attention_rules.cuh, shared with the warp-specialised form).
+  static __device__ __forceinline__ int row_key_begin(int pos, int kv_len) { return KeyRange<C>::begin(pos, kv_len); }
+  static __device__ __forceinline__ int row_key_end(int pos, int kv_len) { return KeyRange<C>::end(pos, kv_len); }
 
   /// Copies the rows of one K or V tile whose 16-byte chunks tile the row
   /// (kDim * sizeof(cache_t) a multiple of 16). Each thread keeps one chunk

@@ -14,6 +14,7 @@
 #ifndef ATTNC_ATTENTION_REFERENCE_CUH
 #define ATTNC_ATTENTION_REFERENCE_CUH
 
+#include "attnc_attention_rules.cuh"
 #include "attnc_device.cuh"
 
 namespace attnc {
@@ -61,12 +62,8 @@ __device__ __forceinline__ void reference_attention(
   const int kv_len = seq_lens[seq];
   // Queries are the last q_len of the kv_len positions.
   const int q_pos = kv_len - q_len + (token - q_start);
-  const int key_end = C::kCausal ? min(q_pos + 1, kv_len) : kv_len;
-  int key_begin = 0;
-  if constexpr (C::kSlidingWindow > 0)
-    key_begin = max(0, (C::kCausal ? q_pos : kv_len - 1) - C::kSlidingWindow + 1);
-  if constexpr (C::kAttentionChunk > 0)
-    key_begin = max(key_begin, q_pos - q_pos % C::kAttentionChunk);
+  const int key_end = attnc::KeyRange<C>::end(q_pos, kv_len);
+  const int key_begin = attnc::KeyRange<C>::begin(q_pos, kv_len);
   float k_dequant = 1.0f, v_dequant = 1.0f;
   if constexpr (C::kFp8)
     k_dequant = *k_scale, v_dequant = *v_scale;

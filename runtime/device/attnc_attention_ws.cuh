@@ -46,28 +46,11 @@
 #ifndef ATTNC_ATTENTION_WS_CUH
 #define ATTNC_ATTENTION_WS_CUH
 
+#include "attnc_attention_rules.cuh"
 #include "attnc_device.cuh"
 #include "attnc_wgmma.cuh"
 
 namespace attnc {
-
-/// Named barriers (ids 1.. ; 0 is __syncthreads) and register reallocation.
-template <int Unused = 0> __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-template <int Unused = 0> __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-}
-template <int N> __device__ __forceinline__ void setmaxnreg_dec() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
-}
-/// One plain arrival on `bar` (no bytes expected).
-template <int Unused = 0> __device__ __forceinline__ void mbarrier_arrive(void *bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
-}
 
 /// Whether Config C reads a paged K/V cache through a block table (its
 /// kPagedKv member; false for Configs without one, the varlen kernel).
@@ -104,23 +87,10 @@ template <class C> struct WsAttention {
   // Q tile (ids 3, 4).
   static constexpr int kTurnBarrier = 1, kQBarrier = 3;
 
-  /// Which keys row `pos` (a query position) attends: [begin, end);
-  /// non-decreasing in pos (the tile ranges rely on it). The rules of
-  /// attnc_attention.cuh's PagedAttention.
-  static __device__ __forceinline__ int row_key_begin(int pos, int kv_len) {
-    int begin = 0;
-    if constexpr (C::kSlidingWindow > 0)
-      begin = max(0, (C::kCausal ? pos : kv_len - 1) - C::kSlidingWindow + 1);
-    if constexpr (C::kAttentionChunk > 0)
-      begin = max(begin, pos - pos % C::kAttentionChunk);
-    return begin;
-  }
-  static __device__ __forceinline__ int row_key_end(int pos, int kv_len) {
-    if constexpr (C::kCausal)
-      return min(pos + 1, kv_len);
-    else
-      return kv_len;
-  }
+  /// Which keys row `pos` (a query position) attends: [begin, end)
+  /// (attnc_attention_rules.cuh, PagedAttention's rules).
+  static __device__ __forceinline__ int row_key_begin(int pos, int kv_len) { return KeyRange<C>::begin(pos, kv_len); }
+  static __device__ __forceinline__ int row_key_end(int pos, int kv_len) { return KeyRange<C>::end(pos, kv_len); }
 
   /// S = Q K^T for the consumer's 64 rows and one K tile.
   static __device__ __forceinline__ void scores(float (&s)[kBlockN / 8][4], unsigned long long q_desc,
@@ -465,7 +435,7 @@ template <class C> struct WsAttention {
       wgmma_commit();
       named_barrier_arrive(kTurnBarrier + 1 - c, kConsumerThreads);
       wgmma_wait<0>();
-      fence_regs1(s);
+      fence_regs(s);
       mbarrier_arrive(empty_k);
       softmax(s, m, l, corr, row_begin, row_end,
               tile_first * kBlockN < full_begin || (tile_first + 1) * kBlockN > full_end, tile_first * kBlockN,
@@ -485,12 +455,12 @@ template <class C> struct WsAttention {
         wgmma_commit();
         named_barrier_arrive(kTurnBarrier + 1 - c, kConsumerThreads);
         wgmma_wait<1>();
-        fence_regs1(s);
+        fence_regs(s);
         mbarrier_arrive(empty_k + st);
         softmax(s, m, l, corr, row_begin, row_end, tile_key < full_begin || tile_key + kBlockN > full_end,
                 tile_key, kScale);
         wgmma_wait<0>();
-        fence_regs1(o);
+        fence_regs(o);
         mbarrier_arrive(empty_v + prev);
 #pragma unroll
         for (int d = 0; d < kVPad / 8; ++d) {
@@ -510,14 +480,11 @@ template <class C> struct WsAttention {
       wgmma_commit();
       if (c == 0) named_barrier_arrive(kTurnBarrier + 1, kConsumerThreads);
       wgmma_wait<0>();
-      fence_regs1(o);
+      fence_regs(o);
       mbarrier_arrive(empty_v + last);
     }
 
     // ---- epilogue: normalise and store the thread's rows ----
-    // m is in raw score units (log2 units with soft-cap): times m_units, log2.
-    const float m_units = C::kHasSoftcap ? 1.0f : kScale;
-    (void)m_units;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       float li = l[i];
@@ -532,6 +499,8 @@ template <class C> struct WsAttention {
         // denominator only (attnc_attention.cuh's write_output).
         const int f = row0 + min(r, rows - 1);
         const float sink = batch.sinks[head0 + f % kPack] * 1.4426950408889634f;
+        // m is in raw score units (log2 units with soft-cap): times the scale, log2.
+        const float m_units = C::kHasSoftcap ? 1.0f : kScale;
         const float m_log2 = m[i] == -infinity() ? -infinity() : m[i] * m_units;
         const float m_all = fmaxf(m_log2, sink);
         const float weight = m[i] == -infinity() ? 0.0f : exp2f(m_log2 - m_all);
@@ -565,14 +534,6 @@ template <class C> struct WsAttention {
         }
       }
     }
-  }
-
-  /// fence_regs for one accumulator array.
-  template <int B> static __device__ __forceinline__ void fence_regs1(float (&r)[B][4]) {
-#pragma unroll
-    for (int j = 0; j < B; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(r[j][e])::"memory");
   }
 };
 

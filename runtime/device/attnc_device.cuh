@@ -375,6 +375,28 @@ template <int Unused = 0> __device__ __forceinline__ void mbarrier_wait(void *ba
       "r"(parity)
       : "memory");
 }
+/// One plain arrival on `bar` (no bytes expected).
+template <int Unused = 0> __device__ __forceinline__ void mbarrier_arrive(void *bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
+}
+/// Named barriers (ids 1..15; 0 is __syncthreads): `threads` of the block
+/// take part, those that sync waiting for the count, those that arrive not.
+template <int Unused = 0> __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+template <int Unused = 0> __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+/// Register reallocation between warpgroups (sm_90a; every thread of the
+/// warpgroup executes it). An increase waits until the block's other
+/// warpgroups have released enough: it never goes beyond the registers the
+/// block was launched with.
+template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N> __device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
 /// A 3-D box of `map` at coordinates (c0 innermost, c1, c2) into shared
 /// memory at `dst` (in the map's swizzle; 128-byte aligned, 1024 for the
 /// 128-byte swizzle), its bytes completing on `bar`.
@@ -490,6 +512,12 @@ template <int Unused = 0> __device__ __forceinline__ void fence_proxy_async() {
 }
 /// Keeps the compiler from moving accesses of these accumulator registers
 /// across a wgmma fence or wait (those asm statements do not name them).
+template <int B> __device__ __forceinline__ void fence_regs(float (&r)[B][4]) {
+#pragma unroll
+  for (int j = 0; j < B; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(r[j][e])::"memory");
+}
 template <int A, int B> __device__ __forceinline__ void fence_regs(float (&r)[A][B][4]) {
 #pragma unroll
   for (int i = 0; i < A; ++i)

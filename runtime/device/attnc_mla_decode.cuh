@@ -294,7 +294,7 @@ template <class C> struct LatentAttention {
       *reinterpret_cast<uint4 *>(buf + attnc::sw128_offset<kBlockN>(r, b * 8 + chunk)) = make_uint4(0, 0, 0, 0);
     }
     attnc::fence_proxy_async();
-    bar_sync(kBarK0 + wg, 128);
+    named_barrier_sync(kBarK0 + wg, 128);
   }
 
   /// load_tile of an fp8 cache (half the bytes): thread u (of 128) copies
@@ -375,12 +375,6 @@ template <class C> struct LatentAttention {
   static constexpr int kBarK0 = 3;      // warpgroup 0 alone: its fp8 K copies landed, or zero_tail
   static constexpr int kBarK1 = 4;      // warpgroup 1 alone: likewise
   static constexpr int kBarKFree1 = 5;  // warpgroup 0 is done reading K buffer 1
-  static __device__ __forceinline__ void bar_sync(int id, int threads) {
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-  }
-  static __device__ __forceinline__ void bar_arrive(int id, int threads) {
-    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-  }
   /// Keeps registers that an in-flight wgmma reads (its A fragment) alive
   /// and unmoved up to this point (place after the wait that retires it).
   static __device__ __forceinline__ void fence(unsigned (&r)[4][4]) {
@@ -611,7 +605,7 @@ template <class C> struct LatentAttention {
           attnc::cp_async_wait<1>();
           widen_tile<1>(k_s);
           attnc::fence_proxy_async();
-          bar_sync(kBarK0, 128);
+          named_barrier_sync(kBarK0, 128);
         }
         attnc::wgmma_fence();
 #pragma unroll
@@ -624,7 +618,7 @@ template <class C> struct LatentAttention {
               attnc::cp_async_wait<0>();
               widen_tile<2>(k_s);
               attnc::fence_proxy_async();
-              bar_sync(kBarK0, 128);
+              named_barrier_sync(kBarK0, 128);
             }
           } else {
             attnc::mbarrier_wait(kbar + b, j & 1);
@@ -649,7 +643,7 @@ template <class C> struct LatentAttention {
           m_s[warp * 16 + g + 8] = m[1];
         }
         attnc::fence_proxy_async();
-        bar_arrive(kBarP0, 256);
+        named_barrier_arrive(kBarP0, 256);
         rescale(o, corr);
         fence(o);
         attnc::wgmma_fence();
@@ -671,7 +665,7 @@ template <class C> struct LatentAttention {
           } else if (loader && 2 * j + 2 < my_tiles) {
             load_tile_tma<1>(a, next, k_s, kbar);
           }
-          bar_sync(kBarP1, 256);  // warpgroup 1's P (and its P V of tile 2j done)
+          named_barrier_sync(kBarP1, 256);  // warpgroup 1's P (and its P V of tile 2j done)
           follow(m_s + 64, warp, g, scale, m, l, corr);
           if constexpr (C::kFp8) {
             if (2 * j + 2 < my_tiles)
@@ -690,7 +684,7 @@ template <class C> struct LatentAttention {
           attnc::wgmma_wait<0>();
           fence(o);
           if (2 * j + 3 < my_tiles)
-            bar_arrive(kBarKFree1, 256);
+            named_barrier_arrive(kBarKFree1, 256);
         }
       } else {
         const int tile_key = (my_first + 2 * j + 1) * kBlockN;
@@ -710,7 +704,7 @@ template <class C> struct LatentAttention {
             if (has1)  // (the stale buffer may still be warpgroup 0's V)
               widen_tile<0>(k_s + C::kKBytes);
             attnc::fence_proxy_async();
-            bar_sync(kBarK1, 128);  // K tile 2j + 1 landed
+            named_barrier_sync(kBarK1, 128);  // K tile 2j + 1 landed
           }
         }
         const unsigned parity = (j & 1) ^ (has1 ? 0u : 1u);
@@ -725,7 +719,7 @@ template <class C> struct LatentAttention {
                                     k_desc + ((C::kKBytes + b * kBlockN * 128 + ks * 32) >> 4), b + ks > 0);
         }
         attnc::wgmma_commit();
-        bar_sync(kBarP0, 256);  // warpgroup 0's P of tile 2j
+        named_barrier_sync(kBarP0, 256);  // warpgroup 0's P of tile 2j
         follow(m_s, warp, g, scale, m, l, corr);
         // S too (issued with warpgroup 0's, so about done): o is read next,
         // and ptxas serializes every wgmma when accumulators are read under
@@ -754,7 +748,7 @@ template <class C> struct LatentAttention {
             m_s[64 + warp * 16 + g + 8] = m[1];
           }
           attnc::fence_proxy_async();
-          bar_arrive(kBarP1, 256);
+          named_barrier_arrive(kBarP1, 256);
           rescale(o, corr);
           fence(o);
           attnc::wgmma_fence();
@@ -766,7 +760,7 @@ template <class C> struct LatentAttention {
             attnc::wgmma_wait<0>();
             fence(o);
             fence(p);
-            bar_sync(kBarKFree1, 256);  // warpgroup 0's P V of tile 2j + 1 done
+            named_barrier_sync(kBarKFree1, 256);  // warpgroup 0's P V of tile 2j + 1 done
             if constexpr (C::kFp8) {
               load_tile_fp8<0>(a, table, my_first + 2 * j + 3, tile_end, k_s + C::kKBytes);
               attnc::cp_async_commit();

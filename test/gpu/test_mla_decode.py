@@ -199,6 +199,19 @@ def poisoned_workspace(model):
     return ws
 
 
+def launch_decode(model, batch, workspace, num_kv_splits):
+    """One latent_attention launch of `batch` into a NaN-poisoned output,
+    returned once the launch has finished."""
+    out = torch.full((batch.query.shape[0], batch.heads, batch.rank), float("nan"),
+                     dtype=torch.bfloat16, device="cuda")
+    model.latent_attention(LAYER, batch.query, latent_cache=batch.cache,
+                           block_tables=batch.tables, seq_lens=batch.seq_lens,
+                           query_start_loc=batch.query_start_loc, cache_scale=batch.cache_scale,
+                           out=out, workspace=workspace, num_kv_splits=num_kv_splits)
+    torch.cuda.synchronize()
+    return out
+
+
 def assert_matches(name, out, ref, rel_bound=REL_L2, row_bound=ROW_REL_L2):
     """`out` within `rel_bound` relative L2 of `ref` over all rows, and each
     (token, head) row within `row_bound` (None: not checked); no NaN/inf."""
@@ -279,13 +292,7 @@ def check_against_reference(heads, page, lens, mtp, splits, rank=R):
     ws = poisoned_workspace(model)
     ref = batch.reference()
     for launch in range(2):  # the second reuses the workspace
-        out = torch.full((batch.query.shape[0], heads, rank), float("nan"),
-                         dtype=torch.bfloat16, device="cuda")
-        model.latent_attention(LAYER, batch.query, latent_cache=batch.cache,
-                               block_tables=batch.tables, seq_lens=batch.seq_lens,
-                               query_start_loc=batch.query_start_loc, out=out,
-                               workspace=ws, num_kv_splits=count)
-        torch.cuda.synchronize()
+        out = launch_decode(model, batch, ws, count)
         assert_matches(f"R {rank} launch {launch} splits {splits} ({count})", out, ref)
 
 
@@ -354,14 +361,7 @@ def test_fp8_latent_cache_matches_reference(heads, page, lens, mtp, splits):
         assert model.latent_attention_splits(LAYER, batch.query.shape[0], len(lens)) > 1
     ws = poisoned_workspace(model)
     for launch in range(2):  # the second reuses the workspace
-        out = torch.full((batch.query.shape[0], heads, R), float("nan"),
-                         dtype=torch.bfloat16, device="cuda")
-        model.latent_attention(LAYER, batch.query, latent_cache=batch.cache,
-                               block_tables=batch.tables, seq_lens=batch.seq_lens,
-                               query_start_loc=batch.query_start_loc,
-                               cache_scale=batch.cache_scale, out=out,
-                               workspace=ws, num_kv_splits=count)
-        torch.cuda.synchronize()
+        out = launch_decode(model, batch, ws, count)
         assert_matches_fp8(f"launch {launch} splits {splits}", out, batch)
 
 
@@ -392,13 +392,7 @@ def test_row_maxima_rising_on_both_warpgroups_tiles(heads, splits, fp8, rank):
     model = model_for(heads, 64, fp8=fp8, rank=rank)
     batch = Batch(heads, 64, [4096, 777, 130, 64], 1, seed=23, trend=14.0, fp8=fp8, rank=rank)
     count = {"max": max_splits_accepted(model, batch)}.get(splits, splits)
-    out = torch.full((batch.query.shape[0], heads, rank), float("nan"), dtype=torch.bfloat16,
-                     device="cuda")
-    model.latent_attention(LAYER, batch.query, latent_cache=batch.cache,
-                           block_tables=batch.tables, seq_lens=batch.seq_lens,
-                           query_start_loc=batch.query_start_loc, cache_scale=batch.cache_scale,
-                           out=out, workspace=poisoned_workspace(model), num_kv_splits=count)
-    torch.cuda.synchronize()
+    out = launch_decode(model, batch, poisoned_workspace(model), count)
     if fp8:
         assert_matches_fp8(f"R {rank} rising scores, splits {splits}", out, batch)
     else:
@@ -510,13 +504,7 @@ def test_merge_tree_reuses_the_workspace_across_split_counts(fp8, rank):
     ws = poisoned_workspace(model)
     ref = batch.reference()
     for count in (top, 5, top, 2, top - 1):
-        out = torch.full((batch.query.shape[0], heads, rank), float("nan"), dtype=torch.bfloat16,
-                         device="cuda")
-        model.latent_attention(LAYER, batch.query, latent_cache=batch.cache,
-                               block_tables=batch.tables, seq_lens=batch.seq_lens,
-                               query_start_loc=batch.query_start_loc, cache_scale=batch.cache_scale,
-                               out=out, workspace=ws, num_kv_splits=count)
-        torch.cuda.synchronize()
+        out = launch_decode(model, batch, ws, count)
         if fp8:
             assert_matches_fp8(f"splits {count}", out, batch)
         else:
@@ -534,13 +522,7 @@ def test_merge_tree_fp8_and_bf16_at_most_splits(fp8):
     for lens in ([20000], [9000, 12000]):
         batch = Batch(128, 64, lens, 1, seed=31 + len(lens), trend=14.0, fp8=fp8)
         count = max_splits_accepted(model, batch)
-        out = torch.full((batch.query.shape[0], 128, R), float("nan"), dtype=torch.bfloat16,
-                         device="cuda")
-        model.latent_attention(LAYER, batch.query, latent_cache=batch.cache,
-                               block_tables=batch.tables, seq_lens=batch.seq_lens,
-                               query_start_loc=batch.query_start_loc, cache_scale=batch.cache_scale,
-                               out=out, workspace=poisoned_workspace(model), num_kv_splits=count)
-        torch.cuda.synchronize()
+        out = launch_decode(model, batch, poisoned_workspace(model), count)
         if fp8:
             assert_matches_fp8(f"B {len(lens)} splits {count}", out, batch)
         else:

@@ -146,6 +146,18 @@ protected:
     return seen;
   }
 
+  /// Every path launched once through plain cuLaunchKernel: no
+  /// cuLaunchKernelEx, no programmatic attribute.
+  static void expectPlainLaunches(const std::array<Launch, 3> &seen) {
+    for (size_t path = 0; path < seen.size(); ++path) {
+      SCOPED_TRACE("path " + std::to_string(path) + " (plan, unchecked, checked)");
+      EXPECT_EQ(seen[path].launches, 1) << "the kernel launches";
+      EXPECT_EQ(seen[path].launches_ex, 0);
+      EXPECT_FALSE(seen[path].programmatic);
+      EXPECT_EQ(seen[path].attributes, 0u);
+    }
+  }
+
   TempDir dir;
   FakeCudaState *state = nullptr;
   attnc_context_t context = nullptr;
@@ -178,13 +190,7 @@ TEST_F(ProgrammaticLaunchTest, KernelWithoutTheFlagLaunchesPlainly) {
   int plan_programmatic = -1;
   auto seen = launchAllPaths(plain, &plan_programmatic);
   EXPECT_EQ(plan_programmatic, 0);
-  for (size_t path = 0; path < seen.size(); ++path) {
-    SCOPED_TRACE("path " + std::to_string(path));
-    EXPECT_EQ(seen[path].launches, 1);
-    EXPECT_EQ(seen[path].launches_ex, 0);
-    EXPECT_FALSE(seen[path].programmatic);
-    EXPECT_EQ(seen[path].attributes, 0u);
-  }
+  expectPlainLaunches(seen);
   EXPECT_EQ(attnc_launch_plan_programmatic_launch(nullptr), 0);
 }
 
@@ -195,12 +201,7 @@ TEST_F(ProgrammaticLaunchTest, ContextSwitchTurnsItOff) {
   int plan_programmatic = -1;
   auto seen = launchAllPaths(pdl, &plan_programmatic);
   EXPECT_EQ(plan_programmatic, 0);
-  for (size_t path = 0; path < seen.size(); ++path) {
-    SCOPED_TRACE("path " + std::to_string(path));
-    EXPECT_EQ(seen[path].launches, 1);
-    EXPECT_EQ(seen[path].launches_ex, 0);
-    EXPECT_FALSE(seen[path].programmatic);
-  }
+  expectPlainLaunches(seen);
 }
 
 TEST_F(ProgrammaticLaunchTest, DriverWithoutLaunchKernelExFallsBack) {
@@ -210,12 +211,7 @@ TEST_F(ProgrammaticLaunchTest, DriverWithoutLaunchKernelExFallsBack) {
   int plan_programmatic = -1;
   auto seen = launchAllPaths(pdl, &plan_programmatic);
   EXPECT_EQ(plan_programmatic, 0) << "no cuLaunchKernelEx: no programmatic launch";
-  for (size_t path = 0; path < seen.size(); ++path) {
-    SCOPED_TRACE("path " + std::to_string(path));
-    EXPECT_EQ(seen[path].launches, 1) << "the kernel still launches";
-    EXPECT_EQ(seen[path].launches_ex, 0);
-    EXPECT_FALSE(seen[path].programmatic);
-  }
+  expectPlainLaunches(seen);
 }
 
 TEST(ProgrammaticLaunchSwitch, ReadsTheEnvironmentText) {
