@@ -92,15 +92,19 @@ template <class C> struct WsAttention {
   static __device__ __forceinline__ int row_key_begin(int pos, int kv_len) { return KeyRange<C>::begin(pos, kv_len); }
   static __device__ __forceinline__ int row_key_end(int pos, int kv_len) { return KeyRange<C>::end(pos, kv_len); }
 
-  /// S = Q K^T for the consumer's 64 rows and one K tile.
+  /// S = Q K^T for the consumer's 64 rows and one K tile: the k16 steps
+  /// that reach the real head dim only (80 pads to 128 in shared memory but
+  /// takes 5 steps, not 8: the padding columns are zeros in Q and K alike).
+  static constexpr int kQkSteps = (kQkHeadDim + 15) / 16;
   static __device__ __forceinline__ void scores(float (&s)[kBlockN / 8][4], unsigned long long q_desc,
                                                 unsigned long long k_desc) {
 #pragma unroll
     for (int kc = 0; kc < kQkPad / 64; ++kc)
 #pragma unroll
       for (int ks = 0; ks < 4; ++ks)
-        WgmmaSS<act_t, kBlockN>::run(s, q_desc + ((kc * 64 * 128 + ks * 32) >> 4),
-                                     k_desc + ((kc * kBlockN * 128 + ks * 32) >> 4), kc + ks > 0);
+        if (kc * 4 + ks < kQkSteps)
+          WgmmaSS<act_t, kBlockN>::run(s, q_desc + ((kc * 64 * 128 + ks * 32) >> 4),
+                                       k_desc + ((kc * kBlockN * 128 + ks * 32) >> 4), kc + ks > 0);
   }
   /// O += P V for one V tile; p holds P as A fragments of 16 keys.
   static __device__ __forceinline__ void values(float (&o)[kVPad / 8][4], const unsigned (&p)[kBlockN / 16][4],
