@@ -193,19 +193,32 @@ def q_head_range(shard: Mapping[str, Any]) -> Tuple[int, int]:
     return shard["first_q_head"], shard["first_q_head"] + shard["num_q_heads"]
 
 
+def row_runs(copies, lengths: Mapping[str, int]) -> List[Tuple[str, int, int]]:
+    """(source tensor, first row, stop row) of each copy in destination
+    order, checked: the copies cover [0, width) once, in order, and read
+    rows each source has (``lengths[name]``: its row count)."""
+    runs: List[Tuple[str, int, int]] = []
+    filled = 0
+    for copy in copies:
+        if copy["dest_row"] != filled:
+            raise ValueError(f"copies: row {copy['dest_row']} follows row {filled}")
+        stop = copy["source_row"] + copy["rows"]
+        if copy["source"] not in lengths:
+            raise ValueError(f"copies: no source tensor {copy['source']!r}")
+        if stop > lengths[copy["source"]]:
+            raise ValueError(f"copies: {copy['source']} has {lengths[copy['source']]} rows, "
+                             f"a copy reads up to {stop}")
+        runs.append((copy["source"], copy["source_row"], stop))
+        filled += copy["rows"]
+    return runs
+
+
 def gather_rows(copies, sources: Mapping[str, List[Any]]) -> List[Any]:
     """The rank's fused rows from per-tensor row lists (``sources[name]``:
     the rows of q_proj, k_proj, ... in order): the copies applied to plain
-    lists, what the engine does with weight tensors. Checks that the copies
-    cover [0, width) once, in order."""
+    lists, as the engine applies them to weight tensors (``torch.cat`` of
+    the same runs)."""
     rows: List[Any] = []
-    for copy in copies:
-        if copy["dest_row"] != len(rows):
-            raise ValueError(f"copies: row {copy['dest_row']} follows row {len(rows)}")
-        source = sources[copy["source"]]
-        stop = copy["source_row"] + copy["rows"]
-        if stop > len(source):
-            raise ValueError(f"copies: {copy['source']} has {len(source)} rows, "
-                             f"a copy reads up to {stop}")
-        rows.extend(source[copy["source_row"]:stop])
+    for source, start, stop in row_runs(copies, {k: len(v) for k, v in sources.items()}):
+        rows.extend(sources[source][start:stop])
     return rows
