@@ -304,17 +304,30 @@ def _checksum(model) -> float:
 
 
 def run_distributed(names: Sequence[str], *, seed: int = 0, graphs: bool = False,
-                    launch: str = "checked", block_size: int = 16) -> List[TpReport]:
+                    launch: str = "checked", block_size: int = 16,
+                    torch_kernels: bool = False) -> List[TpReport]:
     """Under torchrun: tp = the world size, this process's rank; rank 0 also
-    runs TP=1 and compares. Returns the reports on rank 0 ([] elsewhere)."""
+    runs TP=1 and compares. Returns the reports on rank 0 ([] elsewhere).
+    NCCL, one GPU per process; `torch_kernels`: gloo on the CPU, attention
+    in torch_kernels.py (checks the engine's distributed wiring only)."""
     import torch.distributed as dist
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    device = torch.device("cuda", local_rank)
-    torch.cuda.set_device(device)
-    dist.init_process_group("nccl", device_id=device)
+    if torch_kernels:
+        device = torch.device("cpu")
+        dist.init_process_group("gloo")
+    else:
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        dist.init_process_group("nccl", device_id=device)
     rank, world = dist.get_rank(), dist.get_world_size()
     import attnc
     context = attnc.Context(cache_dir=os.environ.get("ATTNC_CACHE_DIR") or None)
+
+    def kernels(model, reference):
+        if not torch_kernels:
+            return model
+        from .torch_kernels import TorchKernels, hf_rotary
+        return TorchKernels(model, hf_rotary(reference))
     reports = []
     try:
         for name in names:
@@ -329,7 +342,7 @@ def run_distributed(names: Sequence[str], *, seed: int = 0, graphs: bool = False
             if rank == 0:
                 single = _compile(config, context, block_size=block_size)
                 _check_expect(name, single)
-                _run(reference, single, base,
+                _run(reference, kernels(single, reference), base,
                      device=device, graphs=graphs, launch=launch, block_size=block_size)
             tokens = [[r.output for r in base]]
             dist.broadcast_object_list(tokens, src=0)
@@ -337,7 +350,8 @@ def run_distributed(names: Sequence[str], *, seed: int = 0, graphs: bool = False
                 request.output = list(output)
             sharded = _forced(base)
             model = _compile(config, context, world, rank, block_size)
-            engine = _run(reference, model, sharded, device=device, tp=world, ranks=[rank],
+            engine = _run(reference, kernels(model, reference), sharded, device=device,
+                          tp=world, ranks=[rank],
                           all_reduce=dist.all_reduce, graphs=graphs, launch=launch,
                           block_size=block_size)
             mine = torch.cat([torch.stack(r.logits) for r in sharded])
@@ -366,7 +380,8 @@ def main(argv=None) -> int:
                              "always captures them)")
     parser.add_argument("--launch", choices=("checked", "plan"), default="checked")
     parser.add_argument("--torch-kernels", action="store_true",
-                        help="attention in torch (single-process on the CPU)")
+                        help="attention in torch on the CPU (distributed: gloo); checks the "
+                             "engine's wiring, not attnc's kernels")
     parser.add_argument("--json-out", help="write the reports here (rank 0)")
     args = parser.parse_args(argv)
     for name in args.families:
@@ -382,7 +397,8 @@ def main(argv=None) -> int:
             print(report.summary(), flush=True)
             reports.append(report)
     else:
-        reports = run_distributed(args.families, graphs=args.graphs, launch=args.launch)
+        reports = run_distributed(args.families, graphs=args.graphs, launch=args.launch,
+                                  torch_kernels=args.torch_kernels)
         if int(os.environ.get("RANK", "0")) != 0:
             return 0
     failed = 0
