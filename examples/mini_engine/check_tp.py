@@ -49,6 +49,7 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import timedelta
 from typing import Callable, List, Optional, Sequence
 
 import torch
@@ -314,11 +315,11 @@ def run_distributed(names: Sequence[str], *, seed: int = 0, graphs: bool = False
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     if torch_kernels:
         device = torch.device("cpu")
-        dist.init_process_group("gloo")
+        dist.init_process_group("gloo", timeout=timedelta(minutes=30))
     else:
         device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)
-        dist.init_process_group("nccl", device_id=device)
+        dist.init_process_group("nccl", device_id=device, timeout=timedelta(minutes=30))
     rank, world = dist.get_rank(), dist.get_world_size()
     import attnc
     context = attnc.Context(cache_dir=os.environ.get("ATTNC_CACHE_DIR") or None)
@@ -339,6 +340,9 @@ def run_distributed(names: Sequence[str], *, seed: int = 0, graphs: bool = False
             if len(set(sums)) != 1:
                 raise RuntimeError(f"{name}: the ranks built different weights: {sums}")
             base = _requests(config.vocab_size, seed + 2)
+            # Every rank compiles its shard before rank 0 runs TP=1 (the
+            # others wait in the broadcast meanwhile).
+            model = _compile(config, context, world, rank, block_size)
             if rank == 0:
                 single = _compile(config, context, block_size=block_size)
                 _check_expect(name, single)
@@ -349,7 +353,6 @@ def run_distributed(names: Sequence[str], *, seed: int = 0, graphs: bool = False
             for request, output in zip(base, tokens[0]):
                 request.output = list(output)
             sharded = _forced(base)
-            model = _compile(config, context, world, rank, block_size)
             engine = _run(reference, kernels(model, reference), sharded, device=device,
                           tp=world, ranks=[rank],
                           all_reduce=dist.all_reduce, graphs=graphs, launch=launch,
