@@ -21,6 +21,9 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+#: Configs only the mini engine uses (kept out of examples/configs, whose
+#: every file the compiler tests import).
+ENGINE_CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 
 
 @dataclass(frozen=True)
@@ -85,13 +88,32 @@ FAMILIES: Dict[str, Family] = {
             "sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0,
                                   "partial_rotary_factor": 0.334}}),
         expect={"qk_head_dim": 192, "v_head_dim": 128, "value_scale": 0.707}),
+    # Gemma 3 1B: 4 query heads and ONE KV head of 256 (tensor parallelism
+    # replicates it), scale 256^-0.5, window 512 -> 64 on sliding layers,
+    # no rope scaling.
+    "gemma3_1b": Family("gemma3_1b", "gemma-3-1b-it.json", dict(
+        _SMALL, sliding_window=64, layer_types=["sliding_attention", "full_attention"]),
+        expect={"qk_norm": "gemma", "softmax_scale": 256 ** -0.5, "num_kv_heads": 1,
+                "sliding_window": 64}),
+    # Qwen3-Next: 16/2 heads of 256, q_proj emitting q and the output gate
+    # per head (gate layout interleaved), (1 + w) q/k norm, partial rotary
+    # 0.25. Every layer full attention (the checkpoint's Gated DeltaNet
+    # layers are not attention) and dense MLPs (mlp_only_layers).
+    "qwen3_next": Family("qwen3_next", "qwen3-next-80b-a3b.json", dict(
+        _SMALL, num_attention_heads=16, num_key_value_heads=2, head_dim=256,
+        full_attention_interval=1, layer_types=["full_attention", "full_attention"],
+        mlp_only_layers=[0, 1]),
+        expect={"gate": "interleaved", "qk_norm": "gemma", "qk_head_dim": 256}),
 }
 
 
 def config_dict(family: Family) -> Dict[str, Any]:
     """The family's shrunk Hugging Face config as a dict (a text model's:
     Gemma 3's text_config with its model_type)."""
-    raw = json.loads((CONFIG_DIR / family.config_file).read_text())
+    path = ENGINE_CONFIG_DIR / family.config_file
+    if not path.is_file():
+        path = CONFIG_DIR / family.config_file
+    raw = json.loads(path.read_text())
     data = {k: v for k, v in raw.items() if not k.startswith("_")}
     text = data.pop("text_config", None)
     if text is not None:

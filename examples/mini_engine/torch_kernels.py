@@ -26,20 +26,36 @@ class TorchKernels:
         self._rotary = rotary
         self.config = model.config
         self.layers = model.layers
-        self._specs = {k["name"]: k for k in model.config["layer_kinds"]}
+        self._specs = {}
+        for kind in model.config["layer_kinds"]:
+            # The head counts the kernels take (a tensor-parallel shard's own).
+            local = dict(kind)
+            if kind["name"] in model.layers:
+                abi = {p["name"]: p for p in model.kernel(kind["name"], "preprocess").abi["params"]}
+                local["num_q_heads"] = int(abi["q_out"]["shape"][1])
+                local["num_kv_heads"] = int(abi["k_cache"]["shape"][2])
+            self._specs[kind["name"]] = local
 
     def __getattr__(self, name):  # layer_kind, kernel, attention_splits, ...
         return getattr(self._model, name)
 
     def preprocess(self, kind, qkv, *, positions, slot_mapping, k_cache, v_cache,
-                   q_norm_weight=None, k_norm_weight=None, q_out=None):
+                   q_norm_weight=None, k_norm_weight=None, q_out=None, gate_out=None):
         s = self._specs[kind]
         hq, hkv, dqk, dv = s["num_q_heads"], s["num_kv_heads"], s["qk_head_dim"], s["v_head_dim"]
         t = qkv.shape[0]
         x = qkv.float()
-        q = x[:, :hq * dqk].reshape(t, hq, dqk)
-        k = x[:, hq * dqk:(hq + hkv) * dqk].reshape(t, hkv, dqk)
-        v = x[:, (hq + hkv) * dqk:].reshape(t, hkv, dv)
+        gate = s.get("gate", "none")
+        if gate not in ("none", "interleaved"):
+            raise NotImplementedError(f"{kind}: gate layout {gate}")
+        q_block = hq * (dqk + dv) if gate == "interleaved" else hq * dqk
+        if gate == "interleaved":  # per head [q_h | gate_h]
+            both = x[:, :q_block].reshape(t, hq, dqk + dv)
+            q, g = both[..., :dqk], both[..., dqk:]
+        else:
+            q = x[:, :q_block].reshape(t, hq, dqk)
+        k = x[:, q_block:q_block + hkv * dqk].reshape(t, hkv, dqk)
+        v = x[:, q_block + hkv * dqk:].reshape(t, hkv, dv)
         if s["qk_norm"] != "none":
             eps = s["norm_eps"]
 
@@ -66,11 +82,14 @@ class TorchKernels:
         k_cache.view(-1, hkv, dqk)[slot_mapping[keep]] = k[keep].to(k_cache.dtype)
         v_cache.view(-1, hkv, dv)[slot_mapping[keep]] = v[keep].to(v_cache.dtype)
         q_out.copy_(q.to(q_out.dtype))
+        if gate == "interleaved":
+            gate_out.copy_(g.to(gate_out.dtype))
+            return q_out, gate_out
         return q_out
 
     def attention(self, kind, query, *, k_cache, v_cache, block_tables, seq_lens,
                   query_start_loc, sinks=None, out=None, workspace=None,
-                  num_kv_splits=None):
+                  num_kv_splits=None, gate=None):
         s = self._specs[kind]
         hq, hkv, dqk, dv = s["num_q_heads"], s["num_kv_heads"], s["qk_head_dim"], s["v_head_dim"]
         block = k_cache.shape[1]
@@ -104,6 +123,8 @@ class TorchKernels:
             else:
                 weights = torch.softmax(logits, dim=-1)
             result = torch.einsum("hqk,khd->qhd", weights, v) * s.get("value_scale", 1.0)
+            if gate is not None:  # the output gate: sigmoid(g) per value
+                result = result * torch.sigmoid(gate[rows].float())
             out[rows] = result.to(out.dtype)
         return out
 

@@ -39,7 +39,7 @@ try:
 except ImportError:
     HAVE_TRANSFORMERS = False
 
-FAMILIES = ["llama", "qwen3", "gpt_oss", "gemma3", "mimo_v2_flash"]
+FAMILIES = ["llama", "qwen3", "gpt_oss", "gemma3", "mimo_v2_flash", "gemma3_1b", "qwen3_next"]
 
 needs_transformers = pytest.mark.skipif(not HAVE_TRANSFORMERS,
                                         reason="skipped: no transformers")
