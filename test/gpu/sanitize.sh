@@ -7,7 +7,9 @@
 #   attention: the CUDA-core form (v > 256), the tensor-core form with
 #     mma.sync (sm_90, and fp8 caches widened in shared memory) and with wgmma
 #     (sm_90a), split-KV with its in-kernel merge (forced and by the rule,
-#     fp8 among them), sliding window, sinks, gate, softcap.
+#     fp8 among them), sliding window, sinks, gate, softcap;
+#   the warp-specialised kernel: varlen (192/128, 80/48) and paged prefill
+#     (chunked with window, sinks and gate; 80/48).
 # Tools: memcheck, racecheck, synccheck, initcheck; only attnc's kernels
 # (names contain "attn__") are instrumented, except by initcheck, which must
 # see torch's kernels write the inputs.
@@ -32,6 +34,8 @@ tools=("$@")
 pre=test/gpu/test_preprocess.py::test_preprocess
 att=test/gpu/test_attention.py::test_attention
 split=test/gpu/test_split_kv.py::test_forced_split_count
+ws=test/gpu/test_varlen_attention.py::test_varlen_attention
+prefill=test/gpu/test_attention.py::test_prefill_kernel
 cases=(
   "$pre[d2x3-h1x1-none-none-gnone-bf16-kvbf16-t1-b16]"
   "$pre[d192x128-h64x4-rms-neox-gqkvg-fp16-kvfp8-t1-b64]"
@@ -50,7 +54,15 @@ cases=(
   "$att[d192x128-h16x2-bf16-kvfp8-b64-long_mixed]"
   "$split[d192x128-h16x2-bf16-kvbf16-b64-split_append-splits7]"
   "$split[d128x128-h32x4-bf16-kvbf16-b16-split_short-w1000-sinks-splitsmax]"
+  "$ws[bf16_h16_16_d192_128_sm_90a-varlen_16]"
+  "$ws[bf16_h12_3_d80_48_sm_90a-chunked]"
+  "$prefill[d192x128-h16x2-bf16-kvbf16-b16-chunked_prefill-w1000-sinks-gate]"
+  "$prefill[d80x48-h12x3-bf16-kvbf16-b16-prefill-value_scale]"
 )
+# ATTNC_SANITIZE_CASES (space-separated pytest ids) replaces the list.
+if [[ -n ${ATTNC_SANITIZE_CASES:-} ]]; then
+  read -r -a cases <<< "$ATTNC_SANITIZE_CASES"
+fi
 
 echo "== compute-sanitizer over ${#cases[@]} cases: ${tools[*]}"
 "$sanitizer" --version | tail -1
