@@ -12,8 +12,12 @@ is not built yet: these are the kernel core's numbers, not an engine's
 paged prefill.
 
 Usage (GPU machine): PYTHONPATH=python:bench ATTNC_LIBRARY=... \\
-    python3 bench/bench_varlen_shapes.py [NAME ...]   # JSON to $OUT/bench_varlen_shapes.json
-(NAME: substrings of the shape names to run; all by default)
+    python3 bench/bench_varlen_shapes.py [NAME ...] [bn=N,st=S ...]
+    # JSON to $OUT/bench_varlen_shapes.json
+(NAME: substrings of the shape names to run; all by default. bn=N,st=S:
+also time the warp-specialised schedule with block_n N and S pipeline
+stages, given in the IR (attn-specialize keeps a given schedule; the
+emission checks refuse one whose shared memory does not fit).)
 """
 import json
 import os
@@ -44,10 +48,25 @@ SHAPES = [
 ]
 
 
-def layer_ir(hq, hkv, dqk, dv, causal):
+def ws_schedule(hq, hkv, dqk, dv, block_n, stages):
+    """The warp-specialised schedule attn-specialize would write, with the
+    given block_n and stages (gqa_pack: its largest divisor of the group
+    at most block_m)."""
+    group = hq // hkv
+    pack = max(d for d in range(1, min(group, 128) + 1) if group % d == 0)
+    pad = lambda d: -(-d // 64) * 64  # noqa: E731
+    return (f"#attn.attention_schedule<block_m = 128, block_n = {block_n}, num_warps = 12, "
+            f"pipeline_stages = {stages}, qk_dim_padded = {pad(dqk)}, v_dim_padded = {pad(dv)}, "
+            f"gqa_pack = {pack}, split_kv_min_keys = 256, max_kv_splits = 1, target_ctas = 264, "
+            f'mma = "wgmma_ws">')
+
+
+def layer_ir(hq, hkv, dqk, dv, causal, schedule=None):
     q, k = f"tensor<?x{hq}x{dqk}xbf16>", f"tensor<?x{hkv}x{dqk}xbf16>"
     v, o = f"tensor<?x{hkv}x{dv}xbf16>", f"tensor<?x{hq}x{dv}xbf16>"
     flag = "" if causal else ", causal = false"
+    if schedule:
+        flag += f", schedule = {schedule}"
     return f"""
 func.func @{LAYER}(%q: {q}, %k: {k}, %v: {v}, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>) -> {o} {{
   %o = attn.varlen_attention %q, %k, %v, %cu_q, %cu_k {{softmax_scale = {dqk ** -0.5!r} : f64{flag}}}
@@ -78,11 +97,12 @@ def cudnn_runner(qt, kt, vt, causal):
     return run, how
 
 
-def run_shape(name, b, s, hq, hkv, dqk, dv, causal):
+def run_shape(name, b, s, hq, hkv, dqk, dv, causal, variant=None):
     r = {}
     context = attnc.Context(cache_dir=tempfile.mkdtemp(prefix="attnc-bench-shapes-"))
+    schedule = ws_schedule(hq, hkv, dqk, dv, *variant) if variant else None
     start = time.perf_counter()
-    model = attnc.compile_ir(layer_ir(hq, hkv, dqk, dv, causal), context=context)
+    model = attnc.compile_ir(layer_ir(hq, hkv, dqk, dv, causal, schedule), context=context)
     r["compile_wall_s"] = time.perf_counter() - start
     kernel = model.kernel(LAYER, "varlen_attention")
     r["schedule_mma"] = bv._schedule_mma(kernel.source)
@@ -114,18 +134,23 @@ def main():
     res = {"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(),
            "command": " ".join(sys.argv), "torch": torch.__version__,
            "cudnn": torch.backends.cudnn.version()}
-    # Optional arguments: substrings of the shape names to run (all by default).
-    wanted = sys.argv[1:]
-    for shape in SHAPES:
+    # Optional arguments: substrings of the shape names to run (all by
+    # default) and schedule variants bn=N,st=S.
+    variants = [tuple(int(kv.split("=")[1]) for kv in a.split(","))
+                for a in sys.argv[1:] if a.startswith("bn=")]
+    wanted = [a for a in sys.argv[1:] if not a.startswith("bn=")]
+    runs = [(shape, None) for shape in SHAPES] + [(shape, v) for shape in SHAPES for v in variants]
+    for shape, variant in runs:
         if wanted and not any(w in shape[0] for w in wanted):
             continue
+        key = shape[0] + (f"@bn{variant[0]}st{variant[1]}" if variant else "")
         try:
-            res[shape[0]] = r = run_shape(*shape)
+            res[key] = r = run_shape(*shape, variant=variant)
         except Exception as error:  # noqa: BLE001 - recorded, next shape
-            res[shape[0]] = {"error": str(error).splitlines()[0][:300]}
-            print(f"{shape[0]:30s} FAILED: {res[shape[0]]['error']}", flush=True)
+            res[key] = {"error": str(error).splitlines()[0][:300]}
+            print(f"{key:40s} FAILED: {res[key]['error']}", flush=True)
             continue
-        print(f"{shape[0]:30s} attnc {r['attnc_TFLOPs']:6.1f} TFLOP/s ({r['schedule_mma']}) "
+        print(f"{key:40s} attnc {r['attnc_TFLOPs']:6.1f} TFLOP/s ({r['schedule_mma']}) "
               f"cuDNN {r['sdpa_cudnn_TFLOPs']:6.1f} ({r['cudnn_gqa']}) = "
               f"{r['attnc_over_cudnn']:.3f}x, err {r['attnc_rel_err_vs_cudnn']:.1e}, "
               f"compile {r['compile_wall_s']:.2f} s", flush=True)

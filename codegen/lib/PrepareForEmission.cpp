@@ -340,6 +340,33 @@ LogicalResult prepare(FusedPreprocessOp op) {
   return success();
 }
 
+/// What the warp-specialised kernel takes of a schedule (the verifier has
+/// checked its tile shapes): its one row tiling, no split, and a shared
+/// memory map (Q, the stages of K and V, the barriers) within the limit.
+LogicalResult checkWarpSpecializedSchedule(Operation *op,
+                                           AttentionScheduleAttr schedule) {
+  if (schedule.getBlockM() != kWsBlockM ||
+      schedule.getNumWarps() != kWsWarps || schedule.getMaxKvSplits() != 1)
+    return op->emitOpError()
+           << "cannot be emitted: the warp-specialised form needs block_m "
+           << kWsBlockM << ", num_warps " << kWsWarps
+           << " and max_kv_splits 1, got " << schedule.getBlockM() << ", "
+           << schedule.getNumWarps() << " and " << schedule.getMaxKvSplits();
+  int64_t bytes = wsAttentionSharedMap(schedule.getQkDimPadded(),
+                                       schedule.getVDimPadded(),
+                                       schedule.getBlockN(),
+                                       schedule.getPipelineStages())
+                      .totalBytes;
+  if (bytes > kWsMaxSharedBytes)
+    return op->emitOpError()
+           << "cannot be emitted: the warp-specialised form's shared memory "
+              "(Q, pipeline_stages "
+           << schedule.getPipelineStages() << " of block_n "
+           << schedule.getBlockN() << " K and V rows, barriers) is " << bytes
+           << " bytes, over the " << kWsMaxSharedBytes << " a block may have";
+  return success();
+}
+
 /// What the attention templates take of a schedule (the printer prints
 /// whatever it is given): the tensor-core form's one tiling (block_m 128 of
 /// 4 warps, block_n 64 at 2 stages: attnc_attention.cuh), 16-bit
@@ -426,13 +453,8 @@ LogicalResult prepare(PagedAttentionOp op, OutputGateOp gate) {
     // 16-bit cache of the activation type in pages of whole swizzle atoms.
     int64_t blockSize =
         cast<RankedTensorType>(op.getKCache().getType()).getDimSize(1);
-    if (schedule.getBlockM() != kWsBlockM ||
-        schedule.getNumWarps() != kWsWarps || schedule.getMaxKvSplits() != 1)
-      return op.emitOpError()
-             << "cannot be emitted: the warp-specialised form needs block_m "
-             << kWsBlockM << ", num_warps " << kWsWarps
-             << " and max_kv_splits 1, got " << schedule.getBlockM() << ", "
-             << schedule.getNumWarps() << " and " << schedule.getMaxKvSplits();
+    if (failed(checkWarpSpecializedSchedule(op, schedule)))
+      return failure();
     if (cacheElement != activation || blockSize < kWsMinPageRows)
       return op.emitOpError()
              << "cannot be emitted: the warp-specialised prefill kernel reads "
@@ -608,15 +630,9 @@ LogicalResult prepare(VarlenAttentionOp op) {
                                "tensor-core form only, the schedule says "
                                "form = cuda_core";
   if (schedule.getMma() == "wgmma_ws") {
-    // The warp-specialised kernel (attnc_attention_ws.cuh): its shape rules
-    // are the schedule verifier's; the template has one row tiling.
-    if (schedule.getBlockM() != kWsBlockM ||
-        schedule.getNumWarps() != kWsWarps || schedule.getMaxKvSplits() != 1)
-      return op.emitOpError()
-             << "cannot be emitted: the warp-specialised form needs block_m "
-             << kWsBlockM << ", num_warps " << kWsWarps
-             << " and max_kv_splits 1, got " << schedule.getBlockM() << ", "
-             << schedule.getNumWarps() << " and " << schedule.getMaxKvSplits();
+    // The warp-specialised kernel (attnc_attention_ws.cuh).
+    if (failed(checkWarpSpecializedSchedule(op, schedule)))
+      return failure();
   } else if (failed(checkAttentionSchedule(op, schedule, activation,
                                            activation))) {
     return failure();

@@ -193,6 +193,9 @@ constexpr int64_t kWsMinPageRows = 8;
 /// decode-heavy batches keep the decode-capable kernel (16-row tiles,
 /// split-KV). The ABI hint `min_rows_per_seq`.
 constexpr int64_t kWsPrefillMinRowsPerSeq = 64;
+/// The block's shared memory at most: sm_90's opt-in dynamic limit (the
+/// form needs sm_90a).
+constexpr int64_t kWsMaxSharedBytes = 227 * 1024;
 constexpr int64_t kWsLaunchRegisters = 168;
 constexpr int64_t kWsProducerRegisters = 32, kWsConsumerRegisters = 232;
 static_assert(128 * kWsProducerRegisters + 256 * kWsConsumerRegisters <=
