@@ -69,6 +69,12 @@ template <class C> struct WsAttention {
   static constexpr int kQkPad = C::kQkPad, kVPad = C::kVPad;
   static constexpr int kBlockM = C::kBlockM, kBlockN = C::kBlockN, kStages = C::kStages;
   static constexpr int kThreads = 384, kConsumerThreads = 256;
+#ifndef ATTNC_WS_POLY_EXP_EVERY
+#define ATTNC_WS_POLY_EXP_EVERY 0
+#endif
+  // Every kPolyExpEvery-th 8-key column of S exponentiated by poly_exp2
+  // (0: none), to share the softmax between the MUFU and FMA pipes.
+  static constexpr int kPolyExpEvery = ATTNC_WS_POLY_EXP_EVERY;
   static constexpr int kSeqLookupThreads = 4;
   static constexpr bool kPaged = PagedKv<C>::value;
   // Paged K/V: a tile's keys come as kBoxes boxes of kBoxRows rows of one
@@ -151,8 +157,13 @@ template <class C> struct WsAttention {
       float sum = 0.0f;
 #pragma unroll
       for (int n = 0; n < kBlockN / 8; ++n) {
-        s[n][2 * i] = fast_exp2(fmaf(s[n][2 * i], scale, -m_scaled));
-        s[n][2 * i + 1] = fast_exp2(fmaf(s[n][2 * i + 1], scale, -m_scaled));
+        if (kPolyExpEvery > 0 && n % kPolyExpEvery == kPolyExpEvery - 1) {
+          s[n][2 * i] = poly_exp2(fmaf(s[n][2 * i], scale, -m_scaled));
+          s[n][2 * i + 1] = poly_exp2(fmaf(s[n][2 * i + 1], scale, -m_scaled));
+        } else {
+          s[n][2 * i] = fast_exp2(fmaf(s[n][2 * i], scale, -m_scaled));
+          s[n][2 * i + 1] = fast_exp2(fmaf(s[n][2 * i + 1], scale, -m_scaled));
+        }
         sum += s[n][2 * i] + s[n][2 * i + 1];
       }
       l[i] = l[i] * corr[i] + sum;
