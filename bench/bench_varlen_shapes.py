@@ -16,8 +16,9 @@ Usage (GPU machine): PYTHONPATH=python:bench ATTNC_LIBRARY=... \\
     # JSON to $OUT/bench_varlen_shapes.json
 (NAME: substrings of the shape names to run; all by default. bn=N,st=S:
 also time the warp-specialised schedule with block_n N and S pipeline
-stages, given in the IR (attn-specialize keeps a given schedule; the
-emission checks refuse one whose shared memory does not fit).)
+stages, given in the IR and marked attn.keep_schedule (attn-specialize
+keeps it; the emission checks refuse one whose shared memory does not
+fit).)
 """
 import json
 import os
@@ -66,7 +67,7 @@ def layer_ir(hq, hkv, dqk, dv, causal, schedule=None):
     v, o = f"tensor<?x{hkv}x{dv}xbf16>", f"tensor<?x{hq}x{dv}xbf16>"
     flag = "" if causal else ", causal = false"
     if schedule:
-        flag += f", schedule = {schedule}"
+        flag += f", attn.keep_schedule, schedule = {schedule}"
     return f"""
 func.func @{LAYER}(%q: {q}, %k: {k}, %v: {v}, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>) -> {o} {{
   %o = attn.varlen_attention %q, %k, %v, %cu_q, %cu_k {{softmax_scale = {dqk ** -0.5!r} : f64{flag}}}

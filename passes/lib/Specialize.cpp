@@ -88,7 +88,8 @@
 //    whose shared-memory staging costs more than its extra loads in flight
 //    win; the knobs stay for schedules written by hand.
 //    An op that already has a schedule keeps it (attn-prepare-emission
-//    checks it against the op).
+//    checks it against the op). Other ops replace a schedule they have
+//    (e.g. one for another target) unless marked attn.keep_schedule.
 //
 // Attention (#attn.attention_schedule):
 //  - qk_dim_padded / v_dim_padded: the head dims rounded up to the MMA step
@@ -738,6 +739,17 @@ struct Specialize : attnc::impl::AttnSpecializeBase<Specialize> {
     // Every op is tried so that one run reports every unservable request.
     bool failedAny = false;
     for (Operation *op : kernels) {
+      // A schedule marked attn.keep_schedule (hand-written, a benchmark's
+      // variant) is kept as it is; attn-prepare-emission checks it.
+      if (op->hasAttr(attnc::kKeepScheduleAttr)) {
+        if (!op->hasAttr("schedule")) {
+          op->emitOpError() << "cannot be specialized: "
+                            << attnc::kKeepScheduleAttr
+                            << " is set but the op has no schedule to keep";
+          failedAny = true;
+        }
+        continue;
+      }
       LogicalResult result =
           llvm::TypeSwitch<Operation *, LogicalResult>(op)
               .Case([&](FusedPreprocessOp fused) {

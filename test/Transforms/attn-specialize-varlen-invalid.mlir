@@ -50,3 +50,16 @@ func.func @qk_1024(%q: tensor<?x8x1024xbf16>, %k: tensor<?x8x1024xbf16>,
         tensor<?xi32>, tensor<?xi32> -> tensor<?x8x128xbf16>
   return %o : tensor<?x8x128xbf16>
 }
+
+// -----
+
+// attn.keep_schedule needs a schedule to keep.
+func.func @keep_nothing(%q: tensor<?x8x128xbf16>, %k: tensor<?x8x128xbf16>,
+    %v: tensor<?x8x128xbf16>, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>)
+    -> tensor<?x8x128xbf16> {
+  // expected-error @+1 {{'attn.varlen_attention' op cannot be specialized: attn.keep_schedule is set but the op has no schedule to keep}}
+  %o = attn.varlen_attention %q, %k, %v, %cu_q, %cu_k {softmax_scale = 0.1 : f64, attn.keep_schedule}
+      : tensor<?x8x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>,
+        tensor<?xi32>, tensor<?xi32> -> tensor<?x8x128xbf16>
+  return %o : tensor<?x8x128xbf16>
+}

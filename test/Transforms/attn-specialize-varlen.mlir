@@ -61,3 +61,20 @@ func.func @wide_heads(%q: tensor<?x16x256xbf16>, %k: tensor<?x2x256xbf16>,
         tensor<?xi32>, tensor<?xi32> -> tensor<?x16x256xbf16>
   return %o : tensor<?x16x256xbf16>
 }
+
+// -----
+
+// attn.keep_schedule: a hand-written schedule (here block_n 176 at 2
+// stages) is kept on every target and tier, not replaced.
+// CHECK-LABEL: func.func @kept_schedule
+// CHECK: attn.varlen_attention {{.*}}{attn.keep_schedule, schedule = #attn.attention_schedule<block_m = 128, block_n = 176, num_warps = 12, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 1, target_ctas = 264, mma = "wgmma_ws">
+// BASELINE-NOT: attn.ws_baseline
+func.func @kept_schedule(%q: tensor<?x32x128xbf16>, %k: tensor<?x8x128xbf16>,
+    %v: tensor<?x8x128xbf16>, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>)
+    -> tensor<?x32x128xbf16> {
+  %o = attn.varlen_attention %q, %k, %v, %cu_q, %cu_k {softmax_scale = 0.088 : f64, attn.keep_schedule,
+      schedule = #attn.attention_schedule<block_m = 128, block_n = 176, num_warps = 12, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 1, target_ctas = 264, mma = "wgmma_ws">}
+      : tensor<?x32x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>,
+        tensor<?xi32>, tensor<?xi32> -> tensor<?x32x128xbf16>
+  return %o : tensor<?x32x128xbf16>
+}

@@ -41,6 +41,10 @@ struct PipelineOptions {
 inline constexpr llvm::StringLiteral kPrefillScheduleAttr =
     "attn.prefill_schedule";
 
+/// Marks an attention op whose schedule attn-specialize keeps as it is (a
+/// hand-written schedule, a benchmark's variant) instead of choosing one.
+inline constexpr llvm::StringLiteral kKeepScheduleAttr = "attn.keep_schedule";
+
 /// One stage of attnc-pipeline: its pass flag and a way to create the pass.
 struct PipelineStage {
   std::string name;
