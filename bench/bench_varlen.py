@@ -49,18 +49,36 @@ def bench(fn, rep=100):
     return do_bench(fn, warmup=10, rep=rep, return_mode="median")  # ms
 
 
-def graph_time(fn, rep=50):
-    """Median time of one call captured in a CUDA graph: the kernel(s)
-    without the Python launch path."""
+def capture(fn):
+    """One call of fn captured in a CUDA graph (after a warm call: module
+    load and allocations outside the capture); returns the graph's replay."""
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
-        fn()  # warm: module load and allocations outside the capture
+        fn()
     torch.cuda.current_stream().wait_stream(stream)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         fn()
-    return bench(graph.replay, rep)
+    return graph.replay
+
+
+def graph_time(fn, rep=50):
+    """Median time of one call captured in a CUDA graph: the kernel(s)
+    without the Python launch path."""
+    return bench(capture(fn), rep)
+
+
+def interleaved_times(fns, rounds, rep=25):
+    """Graph-replay medians of each of fns, timed in turn `rounds` times
+    (a list of per-round times per fn): clock and power drift between the
+    rounds then hits every fn alike, and per-round ratios cancel it."""
+    replays = [capture(fn) for fn in fns]
+    times = [[] for _ in fns]
+    for _ in range(rounds):
+        for i, replay in enumerate(replays):
+            times[i].append(bench(replay, rep))
+    return times
 
 
 def ir(heads):

@@ -12,16 +12,18 @@ is not built yet: these are the kernel core's numbers, not an engine's
 paged prefill.
 
 Usage (GPU machine): PYTHONPATH=python:bench ATTNC_LIBRARY=... \\
-    python3 bench/bench_varlen_shapes.py [NAME ...] [bn=N,st=S ...]
+    python3 bench/bench_varlen_shapes.py [NAME ...] [bn=N,st=S ...] [rounds=N]
     # JSON to $OUT/bench_varlen_shapes.json
 (NAME: substrings of the shape names to run; all by default. bn=N,st=S:
 also time the warp-specialised schedule with block_n N and S pipeline
 stages, given in the IR and marked attn.keep_schedule (attn-specialize
 keeps it; the emission checks refuse one whose shared memory does not
-fit).)
+fit). rounds=N: cuDNN and attnc timed in turn N times, the ratio the
+median of the rounds' ratios (min and max recorded).)
 """
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -37,6 +39,8 @@ import attnc  # noqa: E402
 
 DEV = "cuda"
 LAYER = "shape"
+#: rounds=N on the command line: cuDNN and attnc timed in turn N times.
+ROUNDS = 1
 
 #: (name, B, S, Hq, Hkv, Dqk, Dv, causal)
 SHAPES = [
@@ -125,6 +129,16 @@ def run_shape(name, b, s, hq, hkv, dqk, dv, causal, variant=None):
     torch.cuda.synchronize()
     r["attnc_rel_err_vs_cudnn"] = bv.rel_err(out, ref)
     assert torch.isfinite(out).all() and r["attnc_rel_err_vs_cudnn"] < 2e-2, (name, r)
+    if ROUNDS > 1:
+        # cuDNN and attnc in turn: the median of the per-round ratios.
+        t_cudnn, t_attnc = bv.interleaved_times([fn, run], ROUNDS)
+        ratios = sorted(c / a for c, a in zip(t_cudnn, t_attnc))
+        r["rounds"] = ROUNDS
+        r["ratio_min_max"] = [ratios[0], ratios[-1]]
+        r["sdpa_cudnn_TFLOPs"] = flops / statistics.median(t_cudnn) / 1e9
+        r["attnc_TFLOPs"] = flops / statistics.median(t_attnc) / 1e9
+        r["attnc_over_cudnn"] = statistics.median(ratios)
+        return r
     r["attnc_TFLOPs"] = flops / bv.graph_time(run) / 1e9
     r["attnc_over_cudnn"] = r["attnc_TFLOPs"] / r["sdpa_cudnn_TFLOPs"]
     return r
@@ -137,9 +151,12 @@ def main():
            "cudnn": torch.backends.cudnn.version()}
     # Optional arguments: substrings of the shape names to run (all by
     # default) and schedule variants bn=N,st=S.
+    global ROUNDS
     variants = [tuple(int(kv.split("=")[1]) for kv in a.split(","))
                 for a in sys.argv[1:] if a.startswith("bn=")]
-    wanted = [a for a in sys.argv[1:] if not a.startswith("bn=")]
+    ROUNDS = max([int(a.split("=")[1]) for a in sys.argv[1:] if a.startswith("rounds=")] or [1])
+    wanted = [a for a in sys.argv[1:] if not a.startswith(("bn=", "rounds="))]
+    res["rounds"] = ROUNDS
     runs = [(shape, None) for shape in SHAPES] + [(shape, v) for shape in SHAPES for v in variants]
     for shape, variant in runs:
         if wanted and not any(w in shape[0] for w in wanted):
@@ -153,7 +170,9 @@ def main():
             continue
         print(f"{key:40s} attnc {r['attnc_TFLOPs']:6.1f} TFLOP/s ({r['schedule_mma']}) "
               f"cuDNN {r['sdpa_cudnn_TFLOPs']:6.1f} ({r['cudnn_gqa']}) = "
-              f"{r['attnc_over_cudnn']:.3f}x, err {r['attnc_rel_err_vs_cudnn']:.1e}, "
+              f"{r['attnc_over_cudnn']:.3f}x"
+              + (" [{:.3f}-{:.3f}]".format(*r["ratio_min_max"]) if "ratio_min_max" in r else "")
+              + f", err {r['attnc_rel_err_vs_cudnn']:.1e}, "
               f"compile {r['compile_wall_s']:.2f} s", flush=True)
     with open(os.path.join(os.environ.get("OUT", "."), "bench_varlen_shapes.json"), "w") as f:
         json.dump(res, f, indent=1)

@@ -246,19 +246,6 @@ __device__ __forceinline__ float fast_exp2(float x) {
   return y;
 }
 
-/// 2^x without the MUFU pipe (FMA and integer pipes only), for kernels
-/// whose exponentials outrun the MUFU's 16 a clock an SM: x = j + f with j
-/// = round(x) and f in [-0.5, 0.5], 2^f by a cubic (relative error 7.5e-5,
-/// a fiftieth of a bf16 ulp), j added to the exponent field. 0 below -125
-/// (and for -inf); NaN stays NaN.
-__device__ __forceinline__ float poly_exp2(float x) {
-  const float r = x + 12582912.0f;  // 1.5 * 2^23: round(x) in the low mantissa bits
-  const float f = x - (r - 12582912.0f);
-  const float p = fmaf(fmaf(fmaf(0.05517167f, f, 0.24261115f), f, 0.69326097f), f, 0.99992806f);
-  const float y = __int_as_float(__float_as_int(p) + (__float_as_int(r) << 23));
-  return x < -125.0f ? 0.0f : y;
-}
-
 __device__ __forceinline__ float sigmoid(float x) {
   return 1.0f / (1.0f + __expf(-x));
 }
