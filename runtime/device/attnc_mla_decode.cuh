@@ -824,6 +824,12 @@ template <class C> struct LatentAttention {
     }
   }
 
+  /// left x w_left + right x w_right, rounded the same way whatever the
+  /// caller (the right product alone, then one fma).
+  static __device__ __forceinline__ float merge_pair(float left, float w_left, float right, float w_right) {
+    return __fmaf_rn(left, w_left, __fmul_rn(right, w_right));
+  }
+
   /// ld.acquire.gpu of a workspace flag word.
   static __device__ __forceinline__ unsigned load_acquire(const unsigned *p) {
     unsigned v;
@@ -900,7 +906,11 @@ template <class C> struct LatentAttention {
         return false;
       }
       // The other run's state: [parent, mid) if this one is [mid, ..), else [mid, ..).
-      const int other = lo == parent ? mid : parent;
+      // Whichever CTA arrives second, a node computes left x w_left + right
+      // x w_right with the same roundings (one explicit product, then one
+      // fma): the output does not depend on the order the splits finish.
+      const bool own_left = lo == parent;
+      const int other = own_left ? mid : parent;
       const float *other_o = ws_o + (long long)other * kBlockM * kLatent;
       float w_own[2], w_other[2];
 #pragma unroll
@@ -912,7 +922,8 @@ template <class C> struct LatentAttention {
         w_own[i] = attnc::fast_exp2(mm[i] - mu);
         w_other[i] = attnc::fast_exp2(m_other - mu);
         mm[i] = m_new;
-        l[i] = l[i] * w_own[i] + l_other * w_other[i];
+        l[i] = own_left ? merge_pair(l[i], w_own[i], l_other, w_other[i])
+                        : merge_pair(l_other, w_other[i], l[i], w_own[i]);
       }
       constexpr int kChunk = kONBlocks % 16 == 0 ? 16 : 8;  // float4 loads in flight a thread
       static_assert(kONBlocks % kChunk == 0, "whole chunks of accumulator groups");
@@ -924,10 +935,11 @@ template <class C> struct LatentAttention {
           v[n] = __ldcg(reinterpret_cast<const float4 *>(other_o) + (n0 + n) * kThreads + tid);
 #pragma unroll
         for (int n = 0; n < kChunk; ++n) {
-          o[n0 + n][0] = o[n0 + n][0] * w_own[0] + v[n].x * w_other[0];
-          o[n0 + n][1] = o[n0 + n][1] * w_own[0] + v[n].y * w_other[0];
-          o[n0 + n][2] = o[n0 + n][2] * w_own[1] + v[n].z * w_other[1];
-          o[n0 + n][3] = o[n0 + n][3] * w_own[1] + v[n].w * w_other[1];
+          const float other_v[4] = {v[n].x, v[n].y, v[n].z, v[n].w};
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            o[n0 + n][e] = own_left ? merge_pair(o[n0 + n][e], w_own[e / 2], other_v[e], w_other[e / 2])
+                                    : merge_pair(other_v[e], w_other[e / 2], o[n0 + n][e], w_own[e / 2]);
         }
       }
       lo = parent;
