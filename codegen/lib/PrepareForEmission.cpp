@@ -461,6 +461,13 @@ LogicalResult prepare(PagedAttentionOp op, OutputGateOp gate) {
                 "a cache of the activation type in pages of at least "
              << kWsMinPageRows << " tokens, got " << cacheElement
              << " pages of " << blockSize;
+    int64_t blockN = schedule.getBlockN();
+    if (blockN % std::min(blockSize, blockN) != 0)
+      return op.emitOpError()
+             << "cannot be emitted: the warp-specialised prefill kernel loads "
+                "a K/V tile as boxes of min(page, block_n) rows, so block_n "
+                "must be a multiple of them, got block_n "
+             << blockN << " and pages of " << blockSize;
   } else if (failed(checkAttentionSchedule(op, schedule, activation,
                                            cacheElement))) {
     return failure();

@@ -156,7 +156,14 @@
 // of 64 rows each taking turns at the tensor cores; setmaxnreg gives them
 // 32 and 232 registers, kWsProducerRegisters in AttentionTiling.h),
 // block_m 128, 2 stages of block_n 128 keys where they fit shared memory
-// (192/128: 213 KB) else 64 (256/256), max_kv_splits 1.
+// (192/128: 213 KB) else 64 (256/256), max_kv_splits 1. Padded 128/128
+// takes block_n 176 (213 KB; 22 S accumulators a thread, no spills): on the
+// H200 (2026-12-03, bench/bench_varlen_shapes.py rounds=7, B1 S8192 32/8
+// causal) 1.152x cuDNN against 1.073x at 128, fewer per-tile softmax
+// reductions, rescales and barriers per key; at 80/48 (B2 S2048) 176 was
+// slower (0.993x against 1.025x: more masked keys on short diagonals), and
+// 192/128 does not fit it. Paged K/V also needs block_n a multiple of its
+// boxes' rows (min(page, block_n)): 176 only for pages of 8 or 16.
 //
 // Paged attention on sm_90a whose shape takes that form with a 16-bit cache
 // of the activation type and static pages of 8 or more tokens also gets the
@@ -503,12 +510,14 @@ int64_t gqaPackFor(int64_t group, int64_t blockM) {
 
 /// The warp-specialised schedule of a varlen attention (mma "wgmma_ws",
 /// see the file header), or a null attribute where the shape does not take
-/// it: block_n 128 where 2 stages of it fit the arch's shared memory, else
-/// 64; max_kv_splits 1 (prefill has blocks enough; the kernel computes a
-/// row tile's keys in one block).
+/// it: block_n 176 at padded 128/128, else 128 where 2 stages of it fit the
+/// arch's shared memory, else 64, each only where it is a multiple of the
+/// paged K/V boxes' rows (`pageRows`, 0 for contiguous K/V); max_kv_splits
+/// 1 (prefill has blocks enough; the kernel computes a row tile's keys in
+/// one block).
 FailureOr<AttentionScheduleAttr>
 chooseWarpSpecialized(Operation *op, const AttentionShape &shape,
-                      const Target &target) {
+                      const Target &target, int64_t pageRows = 0) {
   const ArchInfo &arch = *target.arch;
   int64_t qkPadded = llvm::alignTo(shape.qkHeadDim, 64);
   int64_t vPadded = llvm::alignTo(shape.vHeadDim, 64);
@@ -521,12 +530,17 @@ chooseWarpSpecialized(Operation *op, const AttentionShape &shape,
     return AttentionScheduleAttr();
   constexpr int64_t kStages = 2;
   int64_t blockN = 0;
-  for (int64_t n : {128, 64})
+  for (int64_t n : {176, 128, 64}) {
+    if (n == 176 && !(qkPadded == 128 && vPadded == 128))
+      continue;
+    if (pageRows > 0 && n % std::min(pageRows, n) != 0)
+      continue;
     if (wsAttentionSharedMap(qkPadded, vPadded, n, kStages).totalBytes <=
         arch.maxSharedBytes) {
       blockN = n;
       break;
     }
+  }
   if (blockN == 0)
     return AttentionScheduleAttr();
   int64_t gqaPack =
@@ -559,7 +573,7 @@ FailureOr<AttentionScheduleAttr> choosePrefillAttention(PagedAttentionOp op,
   FailureOr<AttentionShape> shape = pagedAttentionShape(op);
   if (failed(shape))
     return failure();
-  return chooseWarpSpecialized(op, *shape, target);
+  return chooseWarpSpecialized(op, *shape, target, blockSize);
 }
 
 /// dims and types (K/V rows of the activation type); the template takes

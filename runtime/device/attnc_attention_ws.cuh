@@ -69,13 +69,6 @@ template <class C> struct WsAttention {
   static constexpr int kQkPad = C::kQkPad, kVPad = C::kVPad;
   static constexpr int kBlockM = C::kBlockM, kBlockN = C::kBlockN, kStages = C::kStages;
   static constexpr int kThreads = 384, kConsumerThreads = 256;
-#ifndef ATTNC_WS_LAZY_RESCALE
-#define ATTNC_WS_LAZY_RESCALE 0
-#endif
-  // Lazy rescale: the running max is only raised (and O, l rescaled) when
-  // a tile's max passes it by more than 2^8 (log2 units).
-  static constexpr bool kLazyRescale = ATTNC_WS_LAZY_RESCALE;
-  static constexpr float kLazyRescaleLog2 = 8.0f;
   static constexpr int kSeqLookupThreads = 4;
   static constexpr bool kPaged = PagedKv<C>::value;
   // Paged K/V: a tile's keys come as kBoxes boxes of kBoxRows rows of one
@@ -152,18 +145,9 @@ template <class C> struct WsAttention {
       for (int n = 0; n < kBlockN / 8; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      if (kLazyRescale && mx * scale - m[i] * scale <= kLazyRescaleLog2) {
-        // The running max moved by at most 2^kLazyRescaleLog2: keep it
-        // (numerators up to that factor above 1, exact in fp32), no
-        // rescale of O or l. (-inf - -inf is NaN: a row's first keys
-        // always take the branch below.)
-        mx = m[i];
-        corr[i] = 1.0f;
-      } else {
-        corr[i] = fast_exp2(m[i] * scale - (mx == -infinity() ? 0.0f : mx * scale));
-        m[i] = mx;
-      }
       const float m_scaled = mx == -infinity() ? 0.0f : mx * scale;
+      corr[i] = fast_exp2(m[i] * scale - m_scaled);
+      m[i] = mx;
       float sum = 0.0f;
 #pragma unroll
       for (int n = 0; n < kBlockN / 8; ++n) {
@@ -482,14 +466,12 @@ template <class C> struct WsAttention {
         wgmma_wait<0>();
         fence_regs(o);
         mbarrier_arrive(empty_v + prev);
-        if (!kLazyRescale || corr[0] != 1.0f || corr[1] != 1.0f) {
 #pragma unroll
-          for (int d = 0; d < kVPad / 8; ++d) {
-            o[d][0] *= corr[0];
-            o[d][1] *= corr[0];
-            o[d][2] *= corr[1];
-            o[d][3] *= corr[1];
-          }
+        for (int d = 0; d < kVPad / 8; ++d) {
+          o[d][0] *= corr[0];
+          o[d][1] *= corr[0];
+          o[d][2] *= corr[1];
+          o[d][3] *= corr[1];
         }
         pack(p, s);
       }

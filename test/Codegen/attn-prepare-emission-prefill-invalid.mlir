@@ -42,6 +42,15 @@ func.func @stages__prefill_attention(%q: tensor<?x8x64xbf16>, %kc: tensor<?x16x2
 
 // -----
 
+// block_n 176 over pages of 64: a tile is not whole boxes.
+func.func @boxes__prefill_attention(%q: tensor<?x8x128xbf16>, %kc: tensor<?x64x2x128xbf16>, %vc: tensor<?x64x2x128xbf16>, %bt: tensor<?x?xi32>, %sl: tensor<?xi32>, %qs: tensor<?xi32>) -> tensor<?x8x128xbf16> attributes {attn.kernel = "prefill_attention", attn.layer = "boxes"} {
+  // expected-error @+1 {{'attn.paged_attention' op cannot be emitted: the warp-specialised prefill kernel loads a K/V tile as boxes of min(page, block_n) rows, so block_n must be a multiple of them, got block_n 176 and pages of 64}}
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs {softmax_scale = 0.088 : f64, schedule = #attn.attention_schedule<block_m = 128, block_n = 176, num_warps = 12, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 1, target_ctas = 264, mma = "wgmma_ws">} : tensor<?x8x128xbf16>, tensor<?x64x2x128xbf16>, tensor<?x64x2x128xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x8x128xbf16>
+  return %o : tensor<?x8x128xbf16>
+}
+
+// -----
+
 // Pages of 4 tokens: a box of fewer rows than a swizzle atom.
 func.func @page4__prefill_attention(%q: tensor<?x8x64xbf16>, %kc: tensor<?x4x2x64xbf16>, %vc: tensor<?x4x2x64xbf16>, %bt: tensor<?x?xi32>, %sl: tensor<?xi32>, %qs: tensor<?xi32>) -> tensor<?x8x64xbf16> attributes {attn.kernel = "prefill_attention", attn.layer = "page4"} {
   // expected-error @+1 {{'attn.paged_attention' op cannot be emitted: the warp-specialised prefill kernel reads a cache of the activation type in pages of at least 8 tokens, got 'bf16' pages of 4}}

@@ -69,6 +69,38 @@ func.func @p256(%q: tensor<?x16x256xbf16>, %kc: tensor<?x64x1x256xbf16>,
 
 // -----
 
+// 128/128 (32/8 heads: pack 4) takes block_n 176 where the pages' boxes
+// divide it (pages of 16: 11 boxes a tile); pages of 64 keep 128.
+// CHECK-LABEL: func.func @p128_page16(
+// ON: attn.prefill_schedule = #attn.attention_schedule<block_m = 128, block_n = 176, num_warps = 12, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4,
+// OFF-NOT: attn.prefill_schedule
+func.func @p128_page16(%q: tensor<?x32x128xbf16>, %kc: tensor<?x16x8x128xbf16>,
+                %vc: tensor<?x16x8x128xbf16>, %bt: tensor<?x?xi32>,
+                %sl: tensor<?xi32>, %qs: tensor<?xi32>) -> tensor<?x32x128xbf16> {
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.088 : f64}
+      : tensor<?x32x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>,
+        tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x128xbf16>
+  return %o : tensor<?x32x128xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @p128_page64(
+// ON: attn.prefill_schedule = #attn.attention_schedule<block_m = 128, block_n = 128, num_warps = 12, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4,
+// OFF-NOT: attn.prefill_schedule
+func.func @p128_page64(%q: tensor<?x32x128xbf16>, %kc: tensor<?x64x8x128xbf16>,
+                %vc: tensor<?x64x8x128xbf16>, %bt: tensor<?x?xi32>,
+                %sl: tensor<?xi32>, %qs: tensor<?xi32>) -> tensor<?x32x128xbf16> {
+  %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs
+      {softmax_scale = 0.088 : f64}
+      : tensor<?x32x128xbf16>, tensor<?x64x8x128xbf16>, tensor<?x64x8x128xbf16>,
+        tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x32x128xbf16>
+  return %o : tensor<?x32x128xbf16>
+}
+
+// -----
+
 // No prefill kernel: an fp8 cache (it keeps the wgmma form), pages of 4
 // tokens (a box of fewer rows than a swizzle atom), a dynamic block size,
 // head dims that are not whole 16-byte rows (100), v_dim_padded 320.

@@ -78,3 +78,17 @@ func.func @kept_schedule(%q: tensor<?x32x128xbf16>, %k: tensor<?x8x128xbf16>,
         tensor<?xi32>, tensor<?xi32> -> tensor<?x32x128xbf16>
   return %o : tensor<?x32x128xbf16>
 }
+
+// -----
+
+// 128/128 (32/8 heads): block_n 176 (measured faster than 128 there).
+// CHECK-LABEL: func.func @d128
+// SM90A: attn.varlen_attention {{.*}}schedule = #attn.attention_schedule<block_m = 128, block_n = 176, num_warps = 12, pipeline_stages = 2, qk_dim_padded = 128, v_dim_padded = 128, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 1, target_ctas = 264, mma = "wgmma_ws">
+func.func @d128(%q: tensor<?x32x128xbf16>, %k: tensor<?x8x128xbf16>,
+    %v: tensor<?x8x128xbf16>, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>)
+    -> tensor<?x32x128xbf16> {
+  %o = attn.varlen_attention %q, %k, %v, %cu_q, %cu_k {softmax_scale = 0.088 : f64}
+      : tensor<?x32x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>,
+        tensor<?xi32>, tensor<?xi32> -> tensor<?x32x128xbf16>
+  return %o : tensor<?x32x128xbf16>
+}
