@@ -17,11 +17,12 @@ it (recorded). TFLOP/s = 2 x pairs x Hq x (Dqk + Dv) / time, pairs the
 (relative error < 2e-2, finite; NaN-poisoned before the first launch).
 
 Usage (GPU machine): PYTHONPATH=python:bench ATTNC_LIBRARY=... \\
-    python3 bench/bench_paged_prefill.py [shape-name-substring ...]
+    python3 bench/bench_paged_prefill.py [shape-name-substring ...] [rounds=N]
     # JSON to $OUT/bench_paged_prefill.json
 """
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -37,6 +38,8 @@ import attnc  # noqa: E402
 
 DEV = "cuda"
 LAYER = "shape"
+#: rounds=N on the command line: SDPA and the two kernels timed in turn N times.
+ROUNDS = 1
 
 #: (name, B, S new tokens, P cached tokens, Hq, Hkv, Dqk, Dv, causal, page)
 SHAPES = [
@@ -133,6 +136,7 @@ def run_shape(name, b, s, p, hq, hkv, dqk, dv, causal, page):
     r["sdpa_TFLOPs"] = flops / bv.graph_time(fn) / 1e9
     workspace = torch.zeros(model.attention_workspace_size(LAYER) or 1, device=DEV,
                             dtype=torch.float32)
+    runs = {}
     for kind in ("prefill_attention", "attention"):
         out = torch.full((b * s, hq, dv), float("nan"), device=DEV, dtype=torch.bfloat16)
 
@@ -145,14 +149,29 @@ def run_shape(name, b, s, p, hq, hkv, dqk, dv, causal, page):
         err = bv.rel_err(out, ref)
         r[f"{kind}_rel_err"] = err
         assert bool(torch.isfinite(out).all()) and err < 2e-2, (name, kind, r)
+        runs[kind] = run
+    if ROUNDS > 1:
+        # SDPA and both kernels in turn: medians of the per-round ratios.
+        t_sdpa, *t_kinds = bv.interleaved_times([fn, *runs.values()], ROUNDS)
+        r["rounds"] = ROUNDS
+        r["sdpa_TFLOPs"] = flops / statistics.median(t_sdpa) / 1e9
+        for kind, times in zip(runs, t_kinds):
+            ratios = sorted(s / t for s, t in zip(t_sdpa, times))
+            r[f"{kind}_TFLOPs"] = flops / statistics.median(times) / 1e9
+            r[f"{kind}_over_sdpa"] = statistics.median(ratios)
+            r[f"{kind}_ratio_min_max"] = [ratios[0], ratios[-1]]
+        return r
+    for kind, run in runs.items():
         r[f"{kind}_TFLOPs"] = flops / bv.graph_time(run) / 1e9
         r[f"{kind}_over_sdpa"] = r[f"{kind}_TFLOPs"] / r["sdpa_TFLOPs"]
     return r
 
 
 def main():
+    global ROUNDS
     torch.manual_seed(0)
-    picks = sys.argv[1:]
+    ROUNDS = max([int(a.split("=")[1]) for a in sys.argv[1:] if a.startswith("rounds=")] or [1])
+    picks = [a for a in sys.argv[1:] if not a.startswith("rounds=")]
     res = {"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(),
            "command": " ".join(sys.argv), "torch": torch.__version__,
            "cudnn": torch.backends.cudnn.version()}
