@@ -160,7 +160,19 @@ Status CudaDriver::unloadModule(CUcontext context, CUmodule module) const {
   if (previous != context)
     if (Status s = ATTNC_CU_CHECK(cuCtxSetCurrent(context)); !s)
       return s;
+  // A module is unloaded when its context or kernel set goes (Python's
+  // garbage collector may do that at any time), possibly while another
+  // stream captures a CUDA graph: in the default (global) capture mode that
+  // call would be refused and invalidate the capture. The module is in no
+  // graph being captured (its owners are gone), so the unload runs in the
+  // relaxed mode, restored after.
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  bool exchanged = symbols_->cuThreadExchangeStreamCaptureMode != nullptr &&
+                   symbols_->cuThreadExchangeStreamCaptureMode(&mode) ==
+                       CUDA_SUCCESS;
   Status unloaded = ATTNC_CU_CHECK(cuModuleUnload(module));
+  if (exchanged)
+    symbols_->cuThreadExchangeStreamCaptureMode(&mode);
   if (previous != context)
     if (Status s = ATTNC_CU_CHECK(cuCtxSetCurrent(previous)); !s && unloaded)
       return s;

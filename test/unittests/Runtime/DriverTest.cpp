@@ -207,9 +207,15 @@ TEST(Launch, FakeDriverSeesTheAbiGeometryAndTheArguments) {
       << wrong_device.message();
   EXPECT_EQ(fake->launches, before.launches + 2);
 
-  // Destroying the context unloads its module.
+  // Destroying the context unloads its module, also while a stream
+  // captures a graph (a garbage-collected model during an engine's
+  // capture): in the relaxed capture mode, the thread's mode restored.
   int unloaded = fake->modules_unloaded;
+  fake->capturing = true;
   set.reset();
   context.reset();
+  fake->capturing = false;
   EXPECT_EQ(fake->modules_unloaded, unloaded + 1);
+  EXPECT_EQ(fake->unloads_refused, 0);
+  EXPECT_EQ(fake->thread_capture_mode, 0);
 }

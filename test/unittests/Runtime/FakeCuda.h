@@ -73,6 +73,13 @@ struct FakeCudaState {
   /// value, and how many launch attributes it had.
   bool last_launch_programmatic = false;
   unsigned last_launch_attributes = 0;
+  /// The calling thread's capture mode (CUstreamCaptureMode; 0: global) as
+  /// cuThreadExchangeStreamCaptureMode sets it, and the unloads refused:
+  /// while `capturing`, cuModuleUnload fails with
+  /// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED unless the mode is relaxed (2),
+  /// as a real driver does in the global mode.
+  int thread_capture_mode = 0;
+  int unloads_refused = 0;
 };
 
 /// The fake hands out this many distinct modules (the n-th load gets module

@@ -49,6 +49,9 @@ constexpr KnownError kKnownErrors[] = {
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE",
      "device kernel image is invalid"},
+    {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+     "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+     "operation not permitted when stream is capturing"},
 };
 
 const KnownError *knownError(CUresult error) {
@@ -155,7 +158,18 @@ CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
 }
 
 CUresult CUDAAPI cuModuleUnload(CUmodule) {
+  if (state.capturing && state.thread_capture_mode != CU_STREAM_CAPTURE_MODE_RELAXED) {
+    ++state.unloads_refused;
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
   ++state.modules_unloaded;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode) {
+  const int previous = state.thread_capture_mode;
+  state.thread_capture_mode = *mode;
+  *mode = static_cast<CUstreamCaptureMode>(previous);
   return CUDA_SUCCESS;
 }
 
