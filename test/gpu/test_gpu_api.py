@@ -211,3 +211,53 @@ def test_preprocess_then_attention(models, case):
     expected = attention_reference(queries, keys, values, softmax_scale=dqk ** -0.5,
                                    gate=gate_ref, with_magnitude=True)
     assert_close("out", out, expected, case.dtype)
+
+
+_VARLEN_IR = """
+func.func @layer(%q: tensor<?x8x64xbf16>, %k: tensor<?x2x64xbf16>, %v: tensor<?x2x64xbf16>,
+                 %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>) -> tensor<?x8x64xbf16> {
+  %o = attn.varlen_attention %q, %k, %v, %cu_q, %cu_k {softmax_scale = 0.125 : f64}
+      : tensor<?x8x64xbf16>, tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?xi32>, tensor<?xi32>
+      -> tensor<?x8x64xbf16>
+  return %o : tensor<?x8x64xbf16>
+}
+"""
+
+
+def test_context_collected_during_a_graph_capture(tmp_path):
+    """A context whose modules are loaded, garbage-collected while a stream
+    captures a CUDA graph (an engine's capture, Python's collector at any
+    time): its modules unload without invalidating the capture (the relaxed
+    capture mode around cuModuleUnload), and the graph replays the same
+    output as the plain launch."""
+    import gc
+    import warnings
+
+    g = _seeded(7)
+    tokens = 300
+    q = torch.randn(tokens, 8, 64, device="cuda", dtype=torch.bfloat16, generator=g)
+    k = torch.randn(tokens, 2, 64, device="cuda", dtype=torch.bfloat16, generator=g)
+    v = torch.randn(tokens, 2, 64, device="cuda", dtype=torch.bfloat16, generator=g)
+    cu = torch.tensor([0, 100, tokens], device="cuda", dtype=torch.int32)
+    doomed_context = attnc.Context(cache_dir=str(tmp_path / "doomed"))
+    # (another scale: another kernel, so that no module is shared)
+    doomed = attnc.compile_ir(_VARLEN_IR.replace("0.125", "0.1"), context=doomed_context)
+    doomed.varlen_attention("layer", q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu)  # loads its module
+    live = attnc.compile_ir(_VARLEN_IR, context=attnc.Context(cache_dir=str(tmp_path / "live")))
+    out = torch.full((tokens, 8, 64), float("nan"), device="cuda", dtype=torch.bfloat16)
+    live.varlen_attention("layer", q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, out=out)
+    torch.cuda.synchronize()
+    expected = out.clone()
+    assert torch.isfinite(expected).all()
+    out.fill_(float("nan"))
+    graph = torch.cuda.CUDAGraph()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.cuda.graph(graph):
+            live.varlen_attention("layer", q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, out=out)
+            del doomed, doomed_context
+            gc.collect()
+    assert not [w for w in caught if "unload" in str(w.message)], [str(w.message) for w in caught]
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, expected)
