@@ -1274,11 +1274,12 @@ LogicalResult AttentionScheduleAttr::verify(
                             "consumer warpgroups), got block_m "
                          << blockM << " and num_warps " << numWarps;
     if (qkDimPadded % 64 != 0 || vDimPadded % 64 != 0 || vDimPadded > 256 ||
-        (blockN != 64 && blockN != 128 && blockN != 176 && blockN != 192) ||
+        (blockN != 64 && blockN != 80 && blockN != 128 && blockN != 176 &&
+         blockN != 192) ||
         pipelineStages < 2)
       return emitError() << "attention_schedule mma \"wgmma_ws\" needs "
                             "qk_dim_padded and v_dim_padded multiples of 64, "
-                            "v_dim_padded <= 256, block_n 64, 128, 176 or 192 (the S "
+                            "v_dim_padded <= 256, block_n 64, 80, 128, 176 or 192 (the S "
                             "wrappers) and at "
                             "least 2 pipeline_stages, got "
                          << qkDimPadded << ", " << vDimPadded << ", "

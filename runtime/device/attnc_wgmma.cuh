@@ -25,7 +25,7 @@ template <class T> struct AlwaysFalse {
 };
 
 template <class T, int N> struct WgmmaSS {
-  static_assert(AlwaysFalse<T>::value, "WgmmaSS: no wrapper for this type and N (bf16/f16, N = 64, 128, 176 or 192)");
+  static_assert(AlwaysFalse<T>::value, "WgmmaSS: no wrapper for this type and N (bf16/f16, N = 64, 80, 128, 176 or 192)");
 };
 template <class T, int N> struct WgmmaRS {
   static_assert(AlwaysFalse<T>::value, "WgmmaRS: no wrapper for this type and N (bf16/f16, N = 64, 128 or 256)");
@@ -61,6 +61,18 @@ template <class T, int N> struct WgmmaRS {
                    "%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,"    \
                    "%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"                                  \
                    : ATTNC_WGMMA_D8(0), ATTNC_WGMMA_D8(8)                                         \
+                   : "l"(a), "l"(b), "r"(accumulate));                                            \
+    }                                                                                             \
+  };                                                                                              \
+  template <> struct WgmmaSS<T, 80> {                                                             \
+    static __device__ __forceinline__ void run(float (&d)[10][4], unsigned long long a,             \
+                                               unsigned long long b, int accumulate) {             \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"                                     \
+                   "wgmma.mma_async.sync.aligned.m64n80k16.f32." PTX "." PTX " {"                   \
+                   "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,"      \
+                   "%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39"                     \
+                   "}, %40, %41, p, 1, 1, 0, 0;\n}\n"                                  \
+                   : ATTNC_WGMMA_D8(0), ATTNC_WGMMA_D(8), ATTNC_WGMMA_D(9)  \
                    : "l"(a), "l"(b), "r"(accumulate));                                            \
     }                                                                                             \
   };                                                                                              \

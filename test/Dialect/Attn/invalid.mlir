@@ -1931,7 +1931,7 @@ func.func @schedule_ws_warps(%q: tensor<?x16x192xbf16>, %k: tensor<?x16x192xbf16
 // Its key tiles are 64 or 128 keys in at least two stages.
 func.func @schedule_ws_block_n(%q: tensor<?x16x192xbf16>, %k: tensor<?x16x192xbf16>,
                                %v: tensor<?x16x128xbf16>, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>) {
-  // expected-error @+1 {{attention_schedule mma "wgmma_ws" needs qk_dim_padded and v_dim_padded multiples of 64, v_dim_padded <= 256, block_n 64, 128, 176 or 192 (the S wrappers) and at least 2 pipeline_stages, got 192, 128, 96 and 2}}
+  // expected-error @+1 {{attention_schedule mma "wgmma_ws" needs qk_dim_padded and v_dim_padded multiples of 64, v_dim_padded <= 256, block_n 64, 80, 128, 176 or 192 (the S wrappers) and at least 2 pipeline_stages, got 192, 128, 96 and 2}}
   %o = attn.varlen_attention %q, %k, %v, %cu_q, %cu_k {schedule = #attn.attention_schedule<block_m = 128, block_n = 96, num_warps = 12, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 1, target_ctas = 264, mma = "wgmma_ws">, softmax_scale = 0.07 : f64}
       : tensor<?x16x192xbf16>, tensor<?x16x192xbf16>, tensor<?x16x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
   return
