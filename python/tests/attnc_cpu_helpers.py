@@ -166,9 +166,14 @@ def check_prefill_attention(model, layer):
     assert "attnc::paged_attention_ws<Config>(" in pre.source
     assert "mma=wgmma_ws" in pre.source
     block_n = int(pre.source.split(" block_n=")[1].split()[0])
-    # 176 at padded 128/128 where the pages' boxes divide it (attn-specialize).
-    wide = (dqk + 63) // 64 == 2 and (dv + 63) // 64 == 2 and 176 % min(block_size, 176) == 0
-    assert block_n == 176 if wide else block_n in (64, 128), (layer, block_n)
+    # 176 at padded 128/128 and 80 at 256/256 where the pages' boxes divide
+    # it (attn-specialize), else 128 or 64.
+    pads = ((dqk + 63) // 64 * 64, (dv + 63) // 64 * 64)
+    special = {(128, 128): 176, (256, 256): 80}.get(pads)
+    if special and special % min(block_size, special) == 0:
+        assert block_n == special, (layer, block_n)
+    else:
+        assert block_n in (64, 128), (layer, block_n)
     plain = [n for n in att.params if n not in ("k_cache_map", "v_cache_map")]
     at = plain.index("v_cache_head_stride") + 1
     assert pre.params == plain[:at] + ["k_cache_map", "v_cache_map"] + plain[at:]

@@ -52,7 +52,8 @@ func.func @p192(%q: tensor<?x16x192xbf16>, %kc: tensor<?x16x2x192xbf16>,
 
 // -----
 
-// 256/256, one KV head (a group of 16: pack 16): block_n 64.
+// 256/256, one KV head (a group of 16: pack 16), pages of 64: block_n 64
+// (80, taken at 256/256, is not whole boxes of 64 rows).
 // CHECK-LABEL: func.func @p256(
 // ON: attn.prefill_schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 12, pipeline_stages = 2, qk_dim_padded = 256, v_dim_padded = 256, gqa_pack = 16, split_kv_min_keys = 256, max_kv_splits = 1, target_ctas = 264, mma = "wgmma_ws">
 // OFF-NOT: attn.prefill_schedule

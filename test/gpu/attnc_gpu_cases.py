@@ -518,6 +518,8 @@ def prefill_cases():
         A((128, 128), (32, 4), "fp16", "same", 16, 128, False, False, "varlen_prefill", "chunk"),
         A((128, 128), (16, 8), "bf16", "same", 64, 0, True, True, "mixed", "scale"),
         A((192, 128), (16, 2), "fp16", "same", 16, 0, False, False, "causal_edges"),
+        # 256/256 on pages of 16: block_n 80 (5 boxes a tile)
+        A((256, 256), (16, 2), "bf16", "same", 16, 0, True, False, "mixed"),
     ]
 
 
@@ -528,6 +530,7 @@ def prefill_counting_cases():
     return [
         A((192, 128), (16, 2), "bf16", "same", 16, 0, False, False, "chunked_prefill"),
         A((256, 256), (16, 1), "bf16", "same", 64, 0, True, False, "chunked_prefill"),
+        A((256, 256), (16, 2), "bf16", "same", 16, 0, False, False, "chunked_prefill"),
     ]
 
 
