@@ -615,26 +615,7 @@ FailureOr<EmittedKernel> emitVarlenAttention(func::FuncOp function,
        << "#include \"attnc_attention_ws.cuh\"\n\n"
        << "namespace {\nstruct Config {\n";
     printLayerConfig(os, layer, op, emission);
-    printMember(os, "int", "kPack", schedule.getGqaPack(),
-                "query heads of one KV group per tile row group");
-    printMember(os, "int", "kQkPad", schedule.getQkDimPadded());
-    printMember(os, "int", "kVPad", vPadded);
-    printMember(os, "int", "kWarps", schedule.getNumWarps(),
-                "a producer and two consumer warpgroups");
-    printMember(os, "int", "kBlockM", blockM);
-    printMember(os, "int", "kBlockN", schedule.getBlockN());
-    printMember(os, "int", "kStages", schedule.getPipelineStages());
-    printMember(os, "int", "kProducerRegisters", kWsProducerRegisters,
-                "setmaxnreg");
-    printMember(os, "int", "kConsumerRegisters", kWsConsumerRegisters);
-    os << "  // Shared memory (AttentionTiling.h's wsAttentionSharedMap).\n";
-    const std::pair<const char *, int64_t> members[] = {
-        {"kWsQBytes", wsMap.qBytes},         {"kWsKOffset", wsMap.kOffset},
-        {"kWsKStageBytes", wsMap.kStageBytes}, {"kWsVOffset", wsMap.vOffset},
-        {"kWsVStageBytes", wsMap.vStageBytes}, {"kWsBarOffset", wsMap.barOffset},
-        {"kWsOwnerOffset", wsMap.ownerOffset}, {"kSharedBytes", wsMap.totalBytes}};
-    for (const auto &[member, value] : members)
-      printMember(os, "int", member, value);
+    printWsConfig(os, schedule, wsMap);
     os << "};\n} // namespace\n\n";
   } else {
   map = attentionSharedMap(
