@@ -318,6 +318,7 @@ void printTileConfig(llvm::raw_ostream &os, const AttentionLayer &layer,
   printMember(os, "int", "kBlockN", schedule.getBlockN());
   printMember(os, "int", "kStages", schedule.getPipelineStages());
   printMember(os, "int", "kMaxSplits", schedule.getMaxKvSplits());
+  printMember(os, "int", "kSplitKvMinKeys", schedule.getSplitKvMinKeys());
   printMember(os, "int", "kTargetCtas", schedule.getTargetCtas());
   printMember(os, "int", "kWorkspaceTiles", workspaceTiles);
   printMember(os, "bool", "kWgmma", boolLiteral(wgmma),

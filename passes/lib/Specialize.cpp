@@ -134,7 +134,9 @@
 //    fit, and a second wave that evens out unequal splits of a varlen batch
 //    where they do not); split_kv_min_keys = 256 (4 tiles of 64 keys: enough
 //    to fill the pipeline and to amortise the fp32 partial output and its
-//    merge; recorded, not yet enforced by the kernel); max_kv_splits =
+//    merge; the kernel runs a tile's keys on at most keys / 256 of the
+//    launch's splits, so a short sequence in a launch planned for long ones
+//    takes fewer, one of them without a merge); max_kv_splits =
 //    min(64, target_ctas) (the merge reads every split and the workspace
 //    is sized by it; more splits than target CTAs never help).
 //

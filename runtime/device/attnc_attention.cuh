@@ -7,16 +7,19 @@
 // sequence, `kPack` heads of one KV group per token, so the heads of a group
 // share every K/V tile read. K/V tiles of `kBlockN` keys stream through a
 // cp.async pipeline, gathered page by page through the block table. Split-KV:
-// grid z splits a tile's keys; each split writes its unnormalised output and
-// softmax state to the workspace, and the last split to finish (an atomic
-// count per tile) merges them.
+// grid z splits a tile's keys, over as many splits as give each at least
+// kSplitKvMinKeys keys (the others exit at once; one split writes the output
+// itself); each split writes its unnormalised output and softmax state to the
+// workspace, and the last split to finish (an atomic count per tile) merges
+// them.
 //
 // The generated source defines `struct Config` and an extern "C" entry point
 // that calls paged_attention<Config>. Config's members (all constexpr):
 //   act_t, cache_t                       element types (16-bit act, cache act or fp8)
 //   kNumQHeads, kNumKvHeads, kGroupSize, kPack
 //   kQkHeadDim, kVHeadDim, kQkPad, kVPad, kBlockSize
-//   kWarps, kBlockM, kBlockN, kStages, kMaxSplits, kTargetCtas, kWorkspaceTiles
+//   kWarps, kBlockM, kBlockN, kStages, kMaxSplits, kSplitKvMinKeys, kTargetCtas,
+//   kWorkspaceTiles
 //   kScaleLog2, kSoftmaxScale, kSoftcap, kValueScale    scores and output
 //   kCausal, kSlidingWindow (0: none), kAttentionChunk (0: none), kSinks, kFp8, kGate, kGateHeadScalar,
 //   kHasSoftcap, kHasValueScale, kWgmma                 features
@@ -484,9 +487,14 @@ template <class C> struct PagedAttention {
   /// The key tiles of this block's split of a tile of `rows` rows from row0
   /// (queries at positions first_pos + row / kPack), and the keys every row of
   /// the tile attends, [full_begin, full_end), where no mask is needed.
+  /// `active`: the splits that take tiles, at most gridDim.z and no more
+  /// than give each split_kv_min_keys (kSplitMinTiles tiles): a short
+  /// sequence in a launch planned for long ones runs on fewer splits (one:
+  /// no merge at all), and the blocks of the other splits exit at once.
   struct SplitKeys {
-    int full_begin, full_end, first_tile, tiles;
+    int full_begin, full_end, first_tile, tiles, active;
   };
+  static constexpr int kSplitMinTiles = C::kSplitKvMinKeys > kBlockN ? C::kSplitKvMinKeys / kBlockN : 1;
   static __device__ __forceinline__ SplitKeys split_keys(int row0, int rows, int first_pos, int kv_len) {
     const int pos_first = first_pos + row0 / kPack;
     const int pos_last = first_pos + (row0 + rows - 1) / kPack;
@@ -494,12 +502,15 @@ template <class C> struct PagedAttention {
     const int key_end = row_key_end(pos_last, kv_len);
     const int tile_first = key_begin / kBlockN;
     const int tiles = key_end > key_begin ? (key_end + kBlockN - 1) / kBlockN - tile_first : 0;
-    // Balanced: the first tiles % splits splits take one tile more.
-    const int splits = gridDim.z, split = blockIdx.z;
+    // Balanced over the active splits: the first tiles % splits take one
+    // tile more; the inactive ones none.
+    const int splits = max(1, min((int)gridDim.z, (tiles + kSplitMinTiles - 1) / kSplitMinTiles));
+    const int split = blockIdx.z;
     SplitKeys keys;
+    keys.active = splits;
     keys.full_begin = row_key_begin(pos_last, kv_len);
     keys.full_end = row_key_end(pos_first, kv_len);
-    keys.tiles = tiles / splits + (split < tiles % splits ? 1 : 0);
+    keys.tiles = split < splits ? tiles / splits + (split < tiles % splits ? 1 : 0) : 0;
     keys.first_tile = tile_first + split * (tiles / splits) + min(split, tiles % splits);
     return keys;
   }
@@ -547,7 +558,7 @@ template <class C> struct PagedAttention {
   ///    its softmax run, K_{j+1} while O += P_j V_j runs.
   template <int WM, int MT>
   static __device__ __forceinline__ void attention_tile(const Args &a, int seq, int q_start, int q_len,
-                                                        int kv_len, int row0, int rows,
+                                                        int kv_len, int row0, int rows, const SplitKeys &keys,
                                                         unsigned char *smem) {
     constexpr int WN = kWarps / WM;
     constexpr int kTileRows = 16 * MT * WM;
@@ -599,7 +610,6 @@ template <class C> struct PagedAttention {
     }
 
     // This split's key tiles, and the keys every row attends (no mask).
-    const SplitKeys keys = split_keys(row0, rows, first_pos, kv_len);
     const int full_begin = keys.full_begin, full_end = keys.full_end;
     const int my_first = keys.first_tile, my_tiles = keys.tiles;
 
@@ -739,7 +749,7 @@ template <class C> struct PagedAttention {
     attnc::cp_async_wait<0>();
     __syncthreads();  // Q and the K/V buffers become the merge area
     store_state<MT, kTileRows>(o, m, l, smem, wn, q_row0, 16, m_scale(a));
-    tile_epilogue<WN, kTileRows>(a, smem, rows, row0, q_start, head0);
+    tile_epilogue<WN, kTileRows>(a, smem, rows, row0, q_start, head0, keys.active);
   }
 
   /// After the key loop: merges the warps' states (WN of them along the keys)
@@ -747,7 +757,7 @@ template <class C> struct PagedAttention {
   /// state, the last split merging them all.
   template <int WN, int kTileRows>
   static __device__ __forceinline__ void tile_epilogue(const Args &a, unsigned char *smem, int rows, int row0,
-                                                       int q_start, int head0) {
+                                                       int q_start, int head0, int active) {
     const int tid = threadIdx.x;
     float *o_s = reinterpret_cast<float *>(smem);
     float *m_s = reinterpret_cast<float *>(smem + C::kMergeMOffset);
@@ -773,8 +783,9 @@ template <class C> struct PagedAttention {
     }
     __syncthreads();
 
+    // One active split holds every key: it writes the output itself.
     const int splits_total = gridDim.z;
-    if (splits_total == 1) {
+    if (active == 1) {
       for (int e = tid; e < rows * kVHeadDim; e += kThreads) {
         const int r = e / kVHeadDim, d = e % kVHeadDim;
         float acc = 0.0f;
@@ -814,30 +825,31 @@ template <class C> struct PagedAttention {
     __syncthreads();
     unsigned &last_split = *reinterpret_cast<unsigned *>(smem + C::kSplitFlagOffset);
     if (tid == 0)
-      last_split = atomicAdd(counters + tile_id, 1u) == unsigned(splits_total - 1);
+      last_split = atomicAdd(counters + tile_id, 1u) == unsigned(active - 1);
     __syncthreads();
     if (!last_split)
       return;
     __threadfence();
-    split_merge<kTileRows>(a, smem, rows, row0, q_start, head0, tile_id, counters);
+    split_merge<kTileRows>(a, smem, rows, row0, q_start, head0, tile_id, active, counters);
   }
 
-  /// The last split merges all of them. Every load below is issued in
+  /// The last split merges the tile's active splits. Every load below is issued in
   /// parallel (a serial chain of L2 round trips per split would cost more
   /// than the splits saved): (split, row) statistics into shared memory
   /// first, then the outputs with several splits' loads in flight per item.
   template <int kTileRows>
   static __device__ __forceinline__ void split_merge(const Args &a, unsigned char *smem, int rows, int row0,
-                                                     int q_start, int head0, int tile_id, unsigned *counters) {
+                                                     int q_start, int head0, int tile_id, int active,
+                                                     unsigned *counters) {
     const int tid = threadIdx.x;
-    const int splits_total = gridDim.z;
+    const int splits_total = gridDim.z;  // the workspace layout's split stride
     float *split_w = reinterpret_cast<float *>(smem);  // [kMaxSplits][kBlockM]: m, then weights
     float *split_l = reinterpret_cast<float *>(smem + C::kSplitLOffset);  // [kMaxSplits][kBlockM]
     float *merged_m = reinterpret_cast<float *>(smem + C::kSplitMergedMOffset);
     float *merged_l = reinterpret_cast<float *>(smem + C::kSplitMergedLOffset);
     const float *all_m = a.workspace + (long long)kWorkspaceTiles * kBlockM * kVPad + (long long)tile_id * splits_total * kBlockM;
     const float *all_l = all_m + (long long)kWorkspaceTiles * kBlockM;
-    for (int i = tid; i < splits_total * rows; i += kThreads) {
+    for (int i = tid; i < active * rows; i += kThreads) {
       const int z = i / rows, r = i % rows;
       split_w[z * kBlockM + r] = __ldcg(all_m + z * kBlockM + r);
       split_l[z * kBlockM + r] = __ldcg(all_l + z * kBlockM + r);
@@ -845,10 +857,10 @@ template <class C> struct PagedAttention {
     __syncthreads();
     for (int r = tid; r < rows; r += kThreads) {
       float mm = -attnc::infinity();
-      for (int z = 0; z < splits_total; ++z) mm = fmaxf(mm, split_w[z * kBlockM + r]);
+      for (int z = 0; z < active; ++z) mm = fmaxf(mm, split_w[z * kBlockM + r]);
       const float mu = mm == -attnc::infinity() ? 0.0f : mm;
       float ll = 0.0f;
-      for (int z = 0; z < splits_total; ++z) {
+      for (int z = 0; z < active; ++z) {
         const float weight = attnc::fast_exp2(split_w[z * kBlockM + r] - mu);
         split_w[z * kBlockM + r] = weight;
         ll += split_l[z * kBlockM + r] * weight;
@@ -870,7 +882,7 @@ template <class C> struct PagedAttention {
         float4 acc[kItems];
 #pragma unroll
         for (int i = 0; i < kItems; ++i) acc[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        for (int z0 = 0; z0 < splits_total; z0 += kUnroll) {
+        for (int z0 = 0; z0 < active; z0 += kUnroll) {
           float4 v[kUnroll][kItems];
 #pragma unroll
           for (int u = 0; u < kUnroll; ++u)
@@ -879,7 +891,7 @@ template <class C> struct PagedAttention {
               // Past the last split or row: nothing loaded (weight 0 below).
               const int z = z0 + u;
               const int e = tid + (pass + i) * kThreads, r = e / kQuads, d = e % kQuads * 4;
-              v[u][i] = z < splits_total && r < rows
+              v[u][i] = z < active && r < rows
                             ? __ldcg(reinterpret_cast<const float4 *>(all_o + ((long long)z * kBlockM + r) * kVPad + d))
                             : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             }
@@ -888,7 +900,7 @@ template <class C> struct PagedAttention {
 #pragma unroll
             for (int i = 0; i < kItems; ++i) {
               const int e = tid + (pass + i) * kThreads, r = min(e / kQuads, rows - 1);
-              const float w = z0 + u < splits_total ? split_w[(z0 + u) * kBlockM + r] : 0.0f;
+              const float w = z0 + u < active ? split_w[(z0 + u) * kBlockM + r] : 0.0f;
               acc[i].x += v[u][i].x * w;
               acc[i].y += v[u][i].y * w;
               acc[i].z += v[u][i].z * w;
@@ -911,7 +923,7 @@ template <class C> struct PagedAttention {
       for (int e = tid; e < rows * kVHeadDim; e += kThreads) {
         const int r = e / kVHeadDim, d = e % kVHeadDim;
         float acc = 0.0f;
-        for (int z = 0; z < splits_total; ++z)
+        for (int z = 0; z < active; ++z)
           acc += __ldcg(all_o + ((long long)z * kBlockM + r) * kVPad + d) * split_w[z * kBlockM + r];
         const int f = row0 + r;
         write_output(a, acc, merged_m[r], merged_l[r], q_start + f / kPack, head0 + f % kPack, d);
@@ -1046,7 +1058,7 @@ template <class C> struct PagedAttention {
   /// iteration j (one V buffer), K_{j+1} during all of iteration j (two K
   /// buffers); the slots of tile j + 2 are looked up during iteration j.
   static __device__ __forceinline__ void wgmma_tile(const Args &a, int seq, int q_start, int q_len, int kv_len,
-                                                    int row0, int rows, unsigned char *smem) {
+                                                    int row0, int rows, const SplitKeys &keys, unsigned char *smem) {
     // The Q tile, two K tiles and one V tile in 128-byte swizzled rows
     // (1024-byte-aligned atoms).
     static_assert(C::kWgmmaKOffset % 1024 == 0 && C::kWgmmaKBytes % 1024 == 0, "swizzle atoms stay aligned");
@@ -1093,7 +1105,6 @@ template <class C> struct PagedAttention {
     }
 
     // This split's key tiles, and the keys every row attends (no mask).
-    const SplitKeys keys = split_keys(row0, rows, first_pos, kv_len);
     const int full_begin = keys.full_begin, full_end = keys.full_end;
     const int my_first = keys.first_tile, my_tiles = keys.tiles;
 
@@ -1222,7 +1233,7 @@ template <class C> struct PagedAttention {
 #pragma unroll
     for (int h = 0; h < 2; ++h)
       store_state<1, kBlockM>(o[h], m[h], l[h], smem, 0, h * 64 + warp * 16, 16, m_scale(a));
-    tile_epilogue<1, kBlockM>(a, smem, rows, row0, q_start, head0);
+    tile_epilogue<1, kBlockM>(a, smem, rows, row0, q_start, head0, keys.active);
   }
 
   /// The kernel: finds the tile's sequence and rows, then runs the tile.
@@ -1332,12 +1343,15 @@ template <class C> struct PagedAttention {
       a.score_scale = kScoreScale;
       a.out_scale = kOutScale;
     }
+    const SplitKeys keys = split_keys(row0, rows, kv_len - q_len, kv_len);
+    if ((int)blockIdx.z >= keys.active)
+      return;  // a split this tile's keys do not need
     if (rows <= 16)
-      attention_tile<1, 1>(a, seq, q_start, q_len, kv_len, row0, rows, smem);
+      attention_tile<1, 1>(a, seq, q_start, q_len, kv_len, row0, rows, keys, smem);
     else if constexpr (C::kWgmma)
-      wgmma_tile(a, seq, q_start, q_len, kv_len, row0, rows, smem);
+      wgmma_tile(a, seq, q_start, q_len, kv_len, row0, rows, keys, smem);
     else
-      attention_tile<kWarps, 2>(a, seq, q_start, q_len, kv_len, row0, rows, smem);
+      attention_tile<kWarps, 2>(a, seq, q_start, q_len, kv_len, row0, rows, keys, smem);
   }
 };
 

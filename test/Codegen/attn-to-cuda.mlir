@@ -205,6 +205,7 @@
 // CHECK-NEXT: static constexpr int kBlockN = 64;
 // CHECK-NEXT: static constexpr int kStages = 2;
 // CHECK-NEXT: static constexpr int kMaxSplits = 64;
+// CHECK-NEXT: static constexpr int kSplitKvMinKeys = 256;
 // CHECK-NEXT: static constexpr int kTargetCtas = 264;
 // CHECK-NEXT: static constexpr int kWorkspaceTiles = 528;
 // CHECK-NEXT: static constexpr bool kWgmma = false;
