@@ -2,13 +2,14 @@
 contiguous K/V, per layer inside one CUDA graph of many layers (what an
 engine's decode step sees), and as single launches, side by side in one run.
 
-Cells: B in {1, 8, 32, 64, 128} x L in {4096, 32768} x six layer kinds of
+Cells: B in {1, 8, 32, 64, 128} x L in {4096, 32768} x seven layer kinds of
 real configurations (examples/configs), one query row per sequence:
   llama-3.1-8b        32/8  128/128
   qwen3-8b            32/8  128/128 (q/k norm: preprocess only)
   mimo-v2-flash full  64/4  192/128, value scale 0.707
   mimo-v2-flash swa   64/8  192/128, window 129, sinks
   gpt-oss-20b full    64/8   64/64, sinks
+  gpt-oss-20b swa     64/8   64/64, window 128, sinks
   qwen3-next          16/2  256/256, interleaved output gate
 
 Per cell and layer: the K/V rows a decode row reads (all L, or the window's
@@ -68,6 +69,7 @@ MODELS = {
     "mimo-full": ("mimo-v2-flash.json", "full_attention"),
     "mimo-swa": ("mimo-v2-flash.json", "sliding_attention"),
     "gpt-oss-full": ("gpt-oss-20b.json", "full_attention"),
+    "gpt-oss-swa": ("gpt-oss-20b.json", "sliding_attention"),
     "qwen3-next": ("qwen3-next-80b-a3b.json", "full_attention"),
 }
 BATCHES = (1, 8, 32, 64, 128)

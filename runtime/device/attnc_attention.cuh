@@ -491,17 +491,24 @@ template <class C> struct PagedAttention {
   /// than give each split_kv_min_keys (kSplitMinTiles tiles): a short
   /// sequence in a launch planned for long ones runs on fewer splits (one:
   /// no merge at all), and the blocks of the other splits exit at once.
+  /// Tiles start at a multiple of kBlockN (first_tile, for the tile paths
+  /// that address whole pages), or with `from_first_key` at the first key
+  /// any row attends (the decode ring, which looks up every key's slot): a
+  /// sliding window then reads no key, and no page, before the window.
+  /// first_key is the first key of the split's first tile either way.
   struct SplitKeys {
-    int full_begin, full_end, first_tile, tiles, active;
+    int full_begin, full_end, first_tile, first_key, tiles, active;
   };
   static constexpr int kSplitMinTiles = C::kSplitKvMinKeys > kBlockN ? C::kSplitKvMinKeys / kBlockN : 1;
-  static __device__ __forceinline__ SplitKeys split_keys(int row0, int rows, int first_pos, int kv_len) {
+  static __device__ __forceinline__ SplitKeys split_keys(int row0, int rows, int first_pos, int kv_len,
+                                                         bool from_first_key) {
     const int pos_first = first_pos + row0 / kPack;
     const int pos_last = first_pos + (row0 + rows - 1) / kPack;
     const int key_begin = row_key_begin(pos_first, kv_len);
     const int key_end = row_key_end(pos_last, kv_len);
     const int tile_first = key_begin / kBlockN;
-    const int tiles = key_end > key_begin ? (key_end + kBlockN - 1) / kBlockN - tile_first : 0;
+    const int base = from_first_key ? key_begin : tile_first * kBlockN;
+    const int tiles = key_end > key_begin ? (key_end - base + kBlockN - 1) / kBlockN : 0;
     // Balanced over the active splits: the first tiles % splits take one
     // tile more; the inactive ones none.
     const int splits = max(1, min((int)gridDim.z, (tiles + kSplitMinTiles - 1) / kSplitMinTiles));
@@ -511,7 +518,9 @@ template <class C> struct PagedAttention {
     keys.full_begin = row_key_begin(pos_last, kv_len);
     keys.full_end = row_key_end(pos_first, kv_len);
     keys.tiles = split < splits ? tiles / splits + (split < tiles % splits ? 1 : 0) : 0;
-    keys.first_tile = tile_first + split * (tiles / splits) + min(split, tiles % splits);
+    const int skipped = split * (tiles / splits) + min(split, tiles % splits);
+    keys.first_tile = tile_first + skipped;
+    keys.first_key = base + skipped * kBlockN;
     return keys;
   }
 
@@ -684,11 +693,12 @@ template <class C> struct PagedAttention {
     } else {
       // A 16-row Q tile, then kStages K/V tiles as landed, then the widened pair.
       unsigned char *kv = smem + C::kRingOffset;
+      const int my_key0 = keys.first_key;
       if (tid < kBlockN) {
 #pragma unroll
         for (int st = 0; st < kStages; ++st)
           slot_s[st * kBlockN + tid] =
-              st < my_tiles ? key_slot(table, (my_first + st) * kBlockN + tid, kv_len) : -1;
+              st < my_tiles ? key_slot(table, my_key0 + st * kBlockN + tid, kv_len) : -1;
       }
       __syncthreads();
       attnc::cp_async_commit();  // the Q group
@@ -718,7 +728,7 @@ template <class C> struct PagedAttention {
         // math, so the block-table read overlaps it.
         int refill_slot = -1;
         if (tid < kBlockN && it + kStages < my_tiles)
-          refill_slot = key_slot(table, (my_first + it + kStages) * kBlockN + tid, kv_len);
+          refill_slot = key_slot(table, my_key0 + (it + kStages) * kBlockN + tid, kv_len);
         unsigned char *stage = kv + it % kStages * C::kRingStageBytes;
         const act_t *k_t = reinterpret_cast<const act_t *>(stage);
         const act_t *v_t = reinterpret_cast<const act_t *>(stage + C::kRingVOffset);
@@ -731,7 +741,7 @@ template <class C> struct PagedAttention {
           k_t = k_w;
           v_t = v_w;
         }
-        const int tile_key = (my_first + it) * kBlockN;
+        const int tile_key = my_key0 + it * kBlockN;
         scores<MT, kNPerWarp, true, kQkPad / 16>(s, qf, q_s, k_t, 0, key0);
         softmax_step<MT, kNTiles>(s, m, l, o, a, row_begin, row_end,
                                   tile_key < full_begin || tile_key + kBlockN > full_end, tile_key + key0);
@@ -1343,7 +1353,7 @@ template <class C> struct PagedAttention {
       a.score_scale = kScoreScale;
       a.out_scale = kOutScale;
     }
-    const SplitKeys keys = split_keys(row0, rows, kv_len - q_len, kv_len);
+    const SplitKeys keys = split_keys(row0, rows, kv_len - q_len, kv_len, /*from_first_key=*/rows <= 16);
     if ((int)blockIdx.z >= keys.active)
       return;  // a split this tile's keys do not need
     if (rows <= 16)
