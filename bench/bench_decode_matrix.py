@@ -36,9 +36,16 @@ layer is checked against a float32 reference (test/gpu's
 attention_reference, sinks, gate and value scale included) on the first
 two sequences: relative error below 2e-2 and no NaN, else the cell fails.
 
+Options: rows=N gives every sequence N query rows (speculative decoding:
+causal among them, the last N positions; cuDNN gets the same N rows without
+the causal mask, which reads the same K/V bytes). kv=fp8 stores the caches
+in fp8 e4m3 with a scale of 0.05 (cuDNN keeps bf16: its ratio is then the
+tokens-per-second gain of the fp8 cache; attnc's TB/s counts fp8 bytes), and
+the check reads the dequantised values (relative error below 4e-2).
+
 Usage (GPU machine): PYTHONPATH=python ATTNC_LIBRARY=build/lib/libattnc.so \\
     python3 bench/bench_decode_matrix.py [rounds=3] [page=16] [B=1,8] [L=4096]
-        [models=llama,mimo-full] [splits=N,M,...]   # JSON to $OUT/bench_decode_matrix.json
+        [models=llama,mimo-full] [splits=N,M,...] [rows=N] [kv=fp8]   # JSON to $OUT/bench_decode_matrix.json
 """
 import itertools
 import json
@@ -56,7 +63,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "test", "gpu"))
 import bench_varlen as bv  # noqa: E402  (bench, capture, interleaved_times, round_ratios)
-from attnc_gpu_reference import attention_reference  # noqa: E402
+from attnc_gpu_reference import attention_reference, fp8_quantize  # noqa: E402
 
 import attnc  # noqa: E402
 
@@ -75,6 +82,8 @@ MODELS = {
 BATCHES = (1, 8, 32, 64, 128)
 LENGTHS = (4096, 32768)
 LAYER_BYTES = 1 << 30
+#: the fp8 caches' scale (randn / 0.05 stays well inside e4m3's 448)
+FP8_SCALE = 0.05
 
 
 def arg(argv, key, default, conv=str):
@@ -93,18 +102,18 @@ def kind_of(model, name):
 
 class Layer:
     """One layer of a cell: contiguous K/V for cuDNN, the same rows in paged
-    caches (poisoned outside what the layer reads) for attnc, the step's
-    query/gate/out, and attnc's plan bound to the caches."""
+    caches (poisoned outside what the layer reads; fp8 e4m3 with a scale when
+    fp8_scale is set) for attnc, the step's query/gate/out (`qrows` query rows
+    per sequence, the last positions), and attnc's plan bound to the caches."""
 
-    def __init__(self, model, kind, batch, length, page, gen, splits):
+    def __init__(self, model, kind, batch, length, page, gen, splits, qrows=1, fp8_scale=None):
         hq, hkv = kind["num_q_heads"], kind["num_kv_heads"]
         dqk, dv = kind["qk_head_dim"], kind["v_head_dim"]
-        window = kind["sliding_window"]
-        lread = min(length, window) if window else length
+        lread = read_keys(kind, length, qrows)
         bf = torch.bfloat16
         self.k = torch.randn(batch, hkv, lread, dqk, device=DEV, dtype=bf, generator=gen)
         self.v = torch.randn(batch, hkv, lread, dv, device=DEV, dtype=bf, generator=gen)
-        self.q = torch.randn(batch, hq, dqk, device=DEV, dtype=bf, generator=gen)
+        self.q = torch.randn(batch * qrows, hq, dqk, device=DEV, dtype=bf, generator=gen)
         # the pages the read rows touch, per sequence: [first, last]
         first, last = (length - lread) // page, (length - 1) // page
         touched = last - first + 1
@@ -124,22 +133,32 @@ class Layer:
             rows[:, pre:pre + lread] = src.permute(0, 2, 1, 3)
             cache = torch.full((real + 1, page, hkv, d), float("nan"), device=DEV, dtype=bf)
             cache[order.long()] = rows.view(batch, touched, page, hkv, d)
-            caches.append(cache)
             del rows
+            caches.append(cache if fp8_scale is None else fp8_quantize(cache, fp8_scale))
         self.kc, self.vc = caches
+        # what the check's float32 reference reads: the first two sequences'
+        # K/V as the cache holds them (dequantised)
+        n = min(2, batch)
+        self.ref_k, self.ref_v = [
+            (x[:n].float() if fp8_scale is None else fp8_quantize(x[:n], fp8_scale).float() * fp8_scale)
+            for x in (self.k, self.v)]
         self.lens = torch.full((batch,), length, device=DEV, dtype=torch.int32)
-        self.starts = torch.arange(batch + 1, device=DEV, dtype=torch.int32)
+        self.starts = torch.arange(0, batch * qrows + 1, qrows, device=DEV, dtype=torch.int32)
         self.sinks = (torch.randn(hq, device=DEV, generator=gen) * 2) if kind["sinks"] else None
-        self.gate = (torch.randn(batch, hq, dv, device=DEV, dtype=bf, generator=gen)
+        self.gate = (torch.randn(batch * qrows, hq, dv, device=DEV, dtype=bf, generator=gen)
                      if kind["gate"] != "none" else None)
-        self.out = torch.full((batch, hq, dv), float("nan"), device=DEV, dtype=bf)
+        self.out = torch.full((batch * qrows, hq, dv), float("nan"), device=DEV, dtype=bf)
+        scales = {}
+        if fp8_scale is not None:
+            scales = {name: torch.tensor(fp8_scale, dtype=torch.float32, device=DEV)
+                      for name in ("k_scale", "v_scale")}
         self.plan = model.attention_plan(kind["name"], k_cache=self.kc, v_cache=self.vc,
-                                         sinks=self.sinks)
-        self.splits = self.plan.plan(batch, batch, num_kv_splits=splits)
-        self.q4 = self.q.view(batch, hq, 1, dqk)
-        self.cudnn_out = torch.empty(batch, hq, 1, dv, device=DEV, dtype=bf)
-        self.scale, self.gqa = kind["softmax_scale"], hq != hkv
-        self.bytes = batch * hkv * lread * (dqk + dv) * 2
+                                         sinks=self.sinks, **scales)
+        self.splits = self.plan.plan(batch * qrows, batch, num_kv_splits=splits)
+        # cuDNN: [B, Hq, qrows, D] (not causal among the rows: the same K/V bytes)
+        self.q4 = self.q.view(batch, qrows, hq, dqk).transpose(1, 2).contiguous()
+        self.cudnn_out = torch.empty(batch, hq, qrows, dv, device=DEV, dtype=bf)
+        self.scale, self.gqa, self.qrows = kind["softmax_scale"], hq != hkv, qrows
 
     def attnc(self):
         self.plan.run(self.q, self.tables, self.lens, self.starts, out=self.out, gate=self.gate)
@@ -151,32 +170,40 @@ class Layer:
 
     def check(self, kind):
         """attnc's output of the first two sequences against float32."""
-        n = min(2, self.q.shape[0])
+        n, r = self.ref_k.shape[0], self.qrows
         ref = attention_reference(
-            [self.q[s:s + 1] for s in range(n)],
-            [self.k[s].permute(1, 0, 2) for s in range(n)],
-            [self.v[s].permute(1, 0, 2) for s in range(n)],
+            [self.q[s * r:(s + 1) * r] for s in range(n)],
+            [self.ref_k[s].permute(1, 0, 2) for s in range(n)],
+            [self.ref_v[s].permute(1, 0, 2) for s in range(n)],
             softmax_scale=kind["softmax_scale"], sliding_window=kind["sliding_window"],
             sinks=self.sinks, value_scale=kind["value_scale"],
-            gate=None if self.gate is None else self.gate[:n])
-        got = self.out[:n].float()
+            gate=None if self.gate is None else self.gate[:n * r])
+        got = self.out[:n * r].float()
         err = ((got - ref).norm() / ref.norm()).item()
         return err, bool(torch.isnan(got).any())
 
 
-def cell(model, kind, batch, length, page, rounds, splits, gen):
-    hkv, dqk, dv = kind["num_kv_heads"], kind["qk_head_dim"], kind["v_head_dim"]
+def read_keys(kind, length, qrows):
+    """The keys a decode step of `qrows` rows reads per sequence: all, or
+    the window of each row (the first row's reaches back window - 1)."""
     window = kind["sliding_window"]
-    lread = min(length, window) if window else length
-    per_layer = batch * hkv * lread * (dqk + dv) * 2
-    layers = max(2, min(32, math.ceil(LAYER_BYTES / per_layer)))
-    stack = [Layer(model, kind, batch, length, page, gen, splits) for _ in range(layers)]
+    return min(length, window + qrows - 1) if window else length
+
+
+def cell(model, kind, batch, length, page, rounds, splits, gen, qrows=1, fp8_scale=None):
+    hkv, dqk, dv = kind["num_kv_heads"], kind["qk_head_dim"], kind["v_head_dim"]
+    per_layer = batch * hkv * read_keys(kind, length, qrows) * (dqk + dv) * 2  # bf16 (cuDNN)
+    attnc_bytes = per_layer // 2 if fp8_scale is not None else per_layer
+    layers = max(2, min(32, math.ceil(LAYER_BYTES / attnc_bytes)))
+    stack = [Layer(model, kind, batch, length, page, gen, splits, qrows, fp8_scale)
+             for _ in range(layers)]
     stack[0].attnc()
     torch.cuda.synchronize()
     err, nan = stack[0].check(kind)
-    r = {"batch": batch, "length": length, "layers": layers, "kv_MB_per_layer": per_layer / 1e6,
+    r = {"batch": batch, "length": length, "rows": qrows, "layers": layers,
+         "kv_MB_per_layer": attnc_bytes / 1e6, "cudnn_kv_MB_per_layer": per_layer / 1e6,
          "splits": stack[0].splits, "rel_err": err, "nan": nan,
-         "ok": (not nan) and err < 2e-2}
+         "ok": (not nan) and err < (4e-2 if fp8_scale is not None else 2e-2)}
     fns = [lambda: [l.attnc() for l in stack], lambda: [l.cudnn() for l in stack],
            stack[0].attnc, stack[0].cudnn]
     try:
@@ -188,7 +215,7 @@ def cell(model, kind, batch, length, page, rounds, splits, gen):
     med = lambda ts: sorted(ts)[len(ts) // 2]  # noqa: E731
     r["attnc_us"] = med(times[0]) * 1e3 / layers
     r["attnc_single_us"] = med(times[2]) * 1e3
-    r["attnc_TBps"] = per_layer / (r["attnc_us"] * 1e-6) / 1e12
+    r["attnc_TBps"] = attnc_bytes / (r["attnc_us"] * 1e-6) / 1e12
     if times[1] is not None:
         r["cudnn_us"] = med(times[1]) * 1e3 / layers
         r["cudnn_single_us"] = med(times[3]) * 1e3
@@ -198,14 +225,6 @@ def cell(model, kind, batch, length, page, rounds, splits, gen):
     del stack, fns
     torch.cuda.empty_cache()
     return r
-
-
-def schedule_line(model, layer):
-    """The decode kernel's schedule comment line (its form and tiles)."""
-    for line in model.kernel(layer, "attention").source.splitlines():
-        if "schedule" in line:
-            return line.strip()[:240]
-    return None
 
 
 def copy_TBps():
@@ -225,10 +244,14 @@ def main():
     lengths = arg(argv, "L", LENGTHS, lambda s: tuple(map(int, s.split(","))))
     names = arg(argv, "models", tuple(MODELS), lambda s: tuple(s.split(",")))
     split_counts = arg(argv, "splits", (None,), lambda s: tuple(map(int, s.split(","))))
+    qrows = arg(argv, "rows", 1, int)
+    fp8 = arg(argv, "kv", "bf16") == "fp8"
+    fp8_scale = FP8_SCALE if fp8 else None
     res = {"date": time.strftime("%Y-%m-%d %H:%M"), "gpu": torch.cuda.get_device_name(),
            "command": " ".join(["python3", "bench/bench_decode_matrix.py"] + argv),
            "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-           "page": page, "rounds": rounds, "copy_TBps": copy_TBps(), "cells": []}
+           "page": page, "rounds": rounds, "rows": qrows, "kv": "fp8_e4m3" if fp8 else "bf16",
+           "copy_TBps": copy_TBps(), "cells": []}
     gen = torch.Generator(device=DEV).manual_seed(1313)
     models = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -237,14 +260,15 @@ def main():
             file, kind_name = MODELS[name]
             if file not in models:
                 models[file] = attnc.compile(os.path.join(CONFIGS, file), context=ctx, dtype="bf16",
-                                             kv_dtype="bf16", block_size=page)
+                                             kv_dtype="fp8_e4m3" if fp8 else "bf16",
+                                             block_size=page)
             model = models[file]
             kind = kind_of(model, kind_name)
             res.setdefault("schedules", {})[name] = schedule_line(model, kind_name)
             print(f"{name}: {res['schedules'][name]}", flush=True)
             for length, batch, splits in itertools.product(lengths, batches, split_counts):
                 try:
-                    r = cell(model, kind, batch, length, page, rounds, splits, gen)
+                    r = cell(model, kind, batch, length, page, rounds, splits, gen, qrows, fp8_scale)
                 except attnc.errors.ArgumentError as e:  # a forced split count the plan refuses
                     print(f"{name} B{batch} L{length} splits={splits}: {e}", flush=True)
                     continue
