@@ -42,10 +42,12 @@ the causal mask, which reads the same K/V bytes). kv=fp8 stores the caches
 in fp8 e4m3 with a scale of 0.05 (cuDNN keeps bf16: its ratio is then the
 tokens-per-second gain of the fp8 cache; attnc's TB/s counts fp8 bytes), and
 the check reads the dequantised values (relative error below 4e-2).
+tiered=baseline compiles the tiered JIT's first tier only (mma.sync for
+tiles of more than 16 rows: less shared memory, more blocks per SM).
 
 Usage (GPU machine): PYTHONPATH=python ATTNC_LIBRARY=build/lib/libattnc.so \\
     python3 bench/bench_decode_matrix.py [rounds=3] [page=16] [B=1,8] [L=4096]
-        [models=llama,mimo-full] [splits=N,M,...] [rows=N] [kv=fp8]   # JSON to $OUT/bench_decode_matrix.json
+        [models=llama,mimo-full] [splits=N,M,...] [rows=N] [kv=fp8] [tiered=baseline]   # JSON to $OUT/bench_decode_matrix.json
 """
 import itertools
 import json
@@ -247,10 +249,11 @@ def main():
     qrows = arg(argv, "rows", 1, int)
     fp8 = arg(argv, "kv", "bf16") == "fp8"
     fp8_scale = FP8_SCALE if fp8 else None
+    tiered = arg(argv, "tiered", False, lambda v: "baseline" if v == "baseline" else v == "true")
     res = {"date": time.strftime("%Y-%m-%d %H:%M"), "gpu": torch.cuda.get_device_name(),
            "command": " ".join(["python3", "bench/bench_decode_matrix.py"] + argv),
            "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-           "page": page, "rounds": rounds, "rows": qrows, "kv": "fp8_e4m3" if fp8 else "bf16",
+           "page": page, "rounds": rounds, "rows": qrows, "kv": "fp8_e4m3" if fp8 else "bf16", "tiered": tiered,
            "copy_TBps": copy_TBps(), "cells": []}
     gen = torch.Generator(device=DEV).manual_seed(1313)
     models = {}
@@ -261,7 +264,7 @@ def main():
             if file not in models:
                 models[file] = attnc.compile(os.path.join(CONFIGS, file), context=ctx, dtype="bf16",
                                              kv_dtype="fp8_e4m3" if fp8 else "bf16",
-                                             block_size=page)
+                                             block_size=page, tiered=tiered)
             model = models[file]
             kind = kind_of(model, kind_name)
             res.setdefault("schedules", {})[name] = schedule_line(model, kind_name)
