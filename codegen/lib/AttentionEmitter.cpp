@@ -129,7 +129,7 @@ void printAttentionHeader(llvm::raw_ostream &os, const AttentionLayer &layer,
      << " max_kv_splits=" << schedule.getMaxKvSplits()
      << " target_ctas=" << schedule.getTargetCtas() << " mma="
      << schedule.getMma() << " form=" << stringifyAttentionForm(schedule.getForm())
-     << "\n";
+     << (schedule.getPersistent() ? " persistent=1" : "") << "\n";
 }
 
 /// Whether the tensor-core kernel loads its K/V tiles by the tensor memory
@@ -381,6 +381,11 @@ KernelAbi tensorCoreAbi(const AttentionLayer &layer,
   abi.grid = {GridDimRule::ceilDivPlus("num_tokens", pack, blockM, "num_seqs"),
               GridDimRule::fixed(layer.numKvHeads * (layer.groupSize / pack)),
               GridDimRule::ceilDiv("num_kv_splits", 1, 1)};
+  // Persistent warp-specialised blocks: one an SM (target_ctas counts two),
+  // each striding over the row tiles x KV head packs the grid above has.
+  if (schedule.getPersistent())
+    abi.grid = {GridDimRule::fixed(limits.targetCtas / 2), GridDimRule::fixed(1),
+                GridDimRule::ceilDiv("num_kv_splits", 1, 1)};
   abi.hints = {{"target_ctas", limits.targetCtas},
                {"max_kv_splits", limits.maxKvSplits}};
   abi.dynamic_shared_memory_bytes = static_cast<uint32_t>(map.totalBytes);
@@ -408,9 +413,14 @@ void printWsConfig(raw_ostream &os, AttentionScheduleAttr schedule,
       {"kWsQBytes", wsMap.qBytes},         {"kWsKOffset", wsMap.kOffset},
       {"kWsKStageBytes", wsMap.kStageBytes}, {"kWsVOffset", wsMap.vOffset},
       {"kWsVStageBytes", wsMap.vStageBytes}, {"kWsBarOffset", wsMap.barOffset},
-      {"kWsOwnerOffset", wsMap.ownerOffset}, {"kSharedBytes", wsMap.totalBytes}};
+      {"kWsInfoOffset", wsMap.infoOffset},
+      {"kWsInfoSlotBytes", wsMap.infoSlotBytes},
+      {"kSharedBytes", wsMap.totalBytes}};
   for (const auto &[member, value] : members)
     printMember(os, "int", member, value);
+  if (schedule.getPersistent())
+    printMember(os, "bool", "kPersistent", boolLiteral(true),
+                "one block an SM striding over the row tiles");
 }
 
 /// The paged attention's warp-specialised prefill kernel (kind
@@ -615,26 +625,7 @@ FailureOr<EmittedKernel> emitVarlenAttention(func::FuncOp function,
        << "#include \"attnc_attention_ws.cuh\"\n\n"
        << "namespace {\nstruct Config {\n";
     printLayerConfig(os, layer, op, emission);
-    printMember(os, "int", "kPack", schedule.getGqaPack(),
-                "query heads of one KV group per tile row group");
-    printMember(os, "int", "kQkPad", schedule.getQkDimPadded());
-    printMember(os, "int", "kVPad", vPadded);
-    printMember(os, "int", "kWarps", schedule.getNumWarps(),
-                "a producer and two consumer warpgroups");
-    printMember(os, "int", "kBlockM", blockM);
-    printMember(os, "int", "kBlockN", schedule.getBlockN());
-    printMember(os, "int", "kStages", schedule.getPipelineStages());
-    printMember(os, "int", "kProducerRegisters", kWsProducerRegisters,
-                "setmaxnreg");
-    printMember(os, "int", "kConsumerRegisters", kWsConsumerRegisters);
-    os << "  // Shared memory (AttentionTiling.h's wsAttentionSharedMap).\n";
-    const std::pair<const char *, int64_t> members[] = {
-        {"kWsQBytes", wsMap.qBytes},         {"kWsKOffset", wsMap.kOffset},
-        {"kWsKStageBytes", wsMap.kStageBytes}, {"kWsVOffset", wsMap.vOffset},
-        {"kWsVStageBytes", wsMap.vStageBytes}, {"kWsBarOffset", wsMap.barOffset},
-        {"kWsOwnerOffset", wsMap.ownerOffset}, {"kSharedBytes", wsMap.totalBytes}};
-    for (const auto &[member, value] : members)
-      printMember(os, "int", member, value);
+    printWsConfig(os, schedule, wsMap);
     os << "};\n} // namespace\n\n";
   } else {
   map = attentionSharedMap(

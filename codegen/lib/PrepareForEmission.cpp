@@ -362,7 +362,7 @@ LogicalResult checkWarpSpecializedSchedule(Operation *op,
            << "cannot be emitted: the warp-specialised form's shared memory "
               "(Q, pipeline_stages "
            << schedule.getPipelineStages() << " of block_n "
-           << schedule.getBlockN() << " K and V rows, barriers) is " << bytes
+           << schedule.getBlockN() << " K and V rows, barriers, tile info) is " << bytes
            << " bytes, over the " << kWsMaxSharedBytes << " a block may have";
   return success();
 }

@@ -555,7 +555,7 @@ chooseWarpSpecialized(Operation *op, const AttentionShape &shape,
       op->getContext(), kWsBlockM, blockN, kWsWarps, kStages, qkPadded,
       vPadded, gqaPack, kSplitKvMinKeys, /*maxKvSplits=*/int64_t(1),
       kCtasPerSm * target.numSms, StringRef("wgmma_ws"),
-      AttentionForm::tensor_core);
+      AttentionForm::tensor_core, /*persistent=*/false);
   if (!schedule)
     return failure();
   return schedule;
@@ -693,7 +693,8 @@ FailureOr<AttentionScheduleAttr> chooseAttentionTile(Operation *op,
       chosen->stages, qkPadded, vPadded, gqaPack, kSplitKvMinKeys, maxSplits,
       targetCtas, StringRef(wgmma ? "wgmma" : "mma.sync"),
       chosen == &tensorTile ? AttentionForm::tensor_core
-                            : AttentionForm::cuda_core);
+                            : AttentionForm::cuda_core,
+      /*persistent=*/false);
   if (!schedule)
     return failure();
   return schedule;

@@ -182,9 +182,10 @@ inline bool takesWarpSpecializedForm(bool archHasWgmma, int64_t qkPadded,
 /// between them. A block of 384 threads launches with 168 registers each
 /// (the 64K file over 384, rounded down to 8); setmaxnreg only moves
 /// registers within the block's allocation (an increase that the released
-/// registers cannot cover waits forever), so 128 x 32 + 256 x 232 <= 384 x
-/// 168. (24 producer registers would give the consumers 240, but spilled
-/// the producer's loop at 192/128, NVRTC 13.0; the consumers use ~170.)
+/// registers cannot cover waits forever), so 128 x 40 + 256 x 232 <= 384 x
+/// 168 (equal). The producer warp looks up each row tile and loops over
+/// the block's tiles: at 32 registers it spilled 40 bytes at 192/128 (NVRTC
+/// 13.0), at 40 a few words, outside its load loop.
 constexpr int64_t kWsWarps = 12, kWsBlockM = 128;
 /// The paged prefill kernel's pages: boxes of whole 8-row swizzle atoms.
 constexpr int64_t kWsMinPageRows = 8;
@@ -197,7 +198,7 @@ constexpr int64_t kWsPrefillMinRowsPerSeq = 64;
 /// form needs sm_90a).
 constexpr int64_t kWsMaxSharedBytes = 227 * 1024;
 constexpr int64_t kWsLaunchRegisters = 168;
-constexpr int64_t kWsProducerRegisters = 32, kWsConsumerRegisters = 232;
+constexpr int64_t kWsProducerRegisters = 40, kWsConsumerRegisters = 232;
 static_assert(128 * kWsProducerRegisters + 256 * kWsConsumerRegisters <=
                   kWsWarps * 32 * kWsLaunchRegisters,
               "setmaxnreg moves registers within the block's allocation");
@@ -205,10 +206,11 @@ static_assert(128 * kWsProducerRegisters + 256 * kWsConsumerRegisters <=
 /// The warp-specialised form's shared memory (128-byte swizzled tiles,
 /// 1024-byte aligned): the two consumers' Q tiles (64 rows each), `stages`
 /// K tiles, `stages` V tiles, the mbarriers (full and empty per stage for K
-/// and V, and the V tail's), the tile's sequence.
+/// and V, the V tail's, the tile-info slots' full and empty), two slots
+/// of the row tile's info the producer publishes to the consumers.
 struct WsAttentionSharedMap {
   int64_t qBytes, kOffset, kStageBytes, vOffset, vStageBytes, barOffset,
-      ownerOffset, totalBytes;
+      infoOffset, infoSlotBytes, totalBytes;
 };
 inline WsAttentionSharedMap wsAttentionSharedMap(int64_t qkPadded,
                                                  int64_t vPadded,
@@ -221,9 +223,12 @@ inline WsAttentionSharedMap wsAttentionSharedMap(int64_t qkPadded,
   map.vOffset = map.kOffset + stages * map.kStageBytes;
   map.vStageBytes = blockN * vPadded * 2;
   map.barOffset = map.vOffset + stages * map.vStageBytes;
-  map.ownerOffset = map.barOffset + (4 * stages + 1) * 8;
-  map.ownerOffset = (map.ownerOffset + 15) / 16 * 16;
-  map.totalBytes = map.ownerOffset + 16;
+  // full/empty for K and V a stage, V's tail, the two tile-info slots'
+  // full/empty.
+  map.infoOffset = map.barOffset + (4 * stages + 1 + 4) * 8;
+  map.infoOffset = (map.infoOffset + 15) / 16 * 16;
+  map.infoSlotBytes = 64;
+  map.totalBytes = map.infoOffset + 2 * map.infoSlotBytes;
   return map;
 }
 
