@@ -7,9 +7,8 @@ the four of issue 17's table, its non-causal 192/128 and 256/256 rows.
 cuDNN runs [B, H, S, D] tensors, GQA by enable_gqa where it takes it, else
 K/V expanded to the query heads (recorded). TFLOP/s = 2 x pairs x Hq x
 (Dqk + Dv) / time, pairs the (query, key) pairs attended. Times: medians of
-CUDA-graph replays (bench_varlen.graph_time). The paged form of the kernel
-is not built yet: these are the kernel core's numbers, not an engine's
-paged prefill.
+CUDA-graph replays (bench_varlen.graph_time). The paged op's prefill
+kernel (the same template reading pages) is bench_paged_prefill.py's.
 
 Usage (GPU machine): PYTHONPATH=python:bench ATTNC_LIBRARY=... \\
     python3 bench/bench_varlen_shapes.py [NAME ...] [bn=N,st=S ...] [rounds=N]
