@@ -25,7 +25,8 @@ template <class T> struct AlwaysFalse {
 };
 
 template <class T, int N> struct WgmmaSS {
-  static_assert(AlwaysFalse<T>::value, "WgmmaSS: no wrapper for this type and N (bf16/f16, N = 64, 80, 128, 176 or 192)");
+  static_assert(AlwaysFalse<T>::value,
+                "WgmmaSS: no wrapper for this type and N (bf16/f16, N = 64, 80, 128, 176 or 192)");
 };
 template <class T, int N> struct WgmmaRS {
   static_assert(AlwaysFalse<T>::value, "WgmmaRS: no wrapper for this type and N (bf16/f16, N = 64, 128 or 256)");
@@ -64,48 +65,49 @@ template <class T, int N> struct WgmmaRS {
                    : "l"(a), "l"(b), "r"(accumulate));                                            \
     }                                                                                             \
   };                                                                                              \
-  template <> struct WgmmaSS<T, 80> {                                                             \
+  template <> struct WgmmaSS<T, 80> {                                                               \
     static __device__ __forceinline__ void run(float (&d)[10][4], unsigned long long a,             \
-                                               unsigned long long b, int accumulate) {             \
+                                               unsigned long long b, int accumulate) {              \
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"                                     \
-                   "wgmma.mma_async.sync.aligned.m64n80k16.f32." PTX "." PTX " {"                   \
-                   "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,"      \
-                   "%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39"                     \
-                   "}, %40, %41, p, 1, 1, 0, 0;\n}\n"                                  \
-                   : ATTNC_WGMMA_D8(0), ATTNC_WGMMA_D(8), ATTNC_WGMMA_D(9)  \
-                   : "l"(a), "l"(b), "r"(accumulate));                                            \
-    }                                                                                             \
-  };                                                                                              \
-  template <> struct WgmmaSS<T, 176> {                                                            \
+                   "wgmma.mma_async.sync.aligned.m64n80k16.f32." PTX "." PTX " "                    \
+                   "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21," \
+                   "%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39"        \
+                   "}, %40, %41, p, 1, 1, 0, 0;\n}\n"                                               \
+                   : ATTNC_WGMMA_D8(0), ATTNC_WGMMA_D(8), ATTNC_WGMMA_D(9)                          \
+                   : "l"(a), "l"(b), "r"(accumulate));                                              \
+    }                                                                                               \
+  };                                                                                                \
+  template <> struct WgmmaSS<T, 176> {                                                              \
     static __device__ __forceinline__ void run(float (&d)[22][4], unsigned long long a,             \
-                                               unsigned long long b, int accumulate) {             \
+                                               unsigned long long b, int accumulate) {              \
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n"                                     \
-                   "wgmma.mma_async.sync.aligned.m64n176k16.f32." PTX "." PTX " {"                  \
-                   "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,"      \
-                   "%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,"    \
-                   "%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,"    \
-                   "%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,"    \
-                   "%86,%87"                                                                                 \
-                   "}, %88, %89, p, 1, 1, 0, 0;\n}\n"                                  \
-                   : ATTNC_WGMMA_D8(0), ATTNC_WGMMA_D8(8), ATTNC_WGMMA_D(16), ATTNC_WGMMA_D(17), ATTNC_WGMMA_D(18), ATTNC_WGMMA_D(19), ATTNC_WGMMA_D(20), ATTNC_WGMMA_D(21)  \
-                   : "l"(a), "l"(b), "r"(accumulate));                                            \
-    }                                                                                             \
-  };                                                                                              \
-  template <> struct WgmmaSS<T, 192> {                                                            \
+                   "wgmma.mma_async.sync.aligned.m64n176k16.f32." PTX "." PTX " "                   \
+                   "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21," \
+                   "%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41," \
+                   "%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61," \
+                   "%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81," \
+                   "%82,%83,%84,%85,%86,%87"                                                        \
+                   "}, %88, %89, p, 1, 1, 0, 0;\n}\n"                                               \
+                   : ATTNC_WGMMA_D8(0), ATTNC_WGMMA_D8(8), ATTNC_WGMMA_D(16), ATTNC_WGMMA_D(17),    \
+                     ATTNC_WGMMA_D(18), ATTNC_WGMMA_D(19), ATTNC_WGMMA_D(20), ATTNC_WGMMA_D(21)     \
+                   : "l"(a), "l"(b), "r"(accumulate));                                              \
+    }                                                                                               \
+  };                                                                                                \
+  template <> struct WgmmaSS<T, 192> {                                                              \
     static __device__ __forceinline__ void run(float (&d)[24][4], unsigned long long a,             \
-                                               unsigned long long b, int accumulate) {             \
+                                               unsigned long long b, int accumulate) {              \
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"                                     \
-                   "wgmma.mma_async.sync.aligned.m64n192k16.f32." PTX "." PTX " {"                  \
-                   "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,"      \
-                   "%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,"    \
-                   "%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,"    \
-                   "%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,"    \
-                   "%86,%87,%88,%89,%90,%91,%92,%93,%94,%95"                                                 \
-                   "}, %96, %97, p, 1, 1, 0, 0;\n}\n"                                  \
-                   : ATTNC_WGMMA_D8(0), ATTNC_WGMMA_D8(8), ATTNC_WGMMA_D8(16)  \
-                   : "l"(a), "l"(b), "r"(accumulate));                                            \
-    }                                                                                             \
-  };                                                                                              \
+                   "wgmma.mma_async.sync.aligned.m64n192k16.f32." PTX "." PTX " "                   \
+                   "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21," \
+                   "%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41," \
+                   "%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61," \
+                   "%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81," \
+                   "%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95"                        \
+                   "}, %96, %97, p, 1, 1, 0, 0;\n}\n"                                               \
+                   : ATTNC_WGMMA_D8(0), ATTNC_WGMMA_D8(8), ATTNC_WGMMA_D8(16)                       \
+                   : "l"(a), "l"(b), "r"(accumulate));                                              \
+    }                                                                                               \
+  };                                                                                                \
   template <> struct WgmmaRS<T, 256> {                                                            \
     static __device__ __forceinline__ void run(float (&d)[32][4], const unsigned (&a)[4],           \
                                                unsigned long long b) {                            \
