@@ -156,10 +156,8 @@ def run_shape(name, b, s, p, hq, hkv, dqk, dv, causal, page):
         r["rounds"] = ROUNDS
         r["sdpa_TFLOPs"] = flops / statistics.median(t_sdpa) / 1e9
         for kind, times in zip(runs, t_kinds):
-            ratios = sorted(s / t for s, t in zip(t_sdpa, times))
             r[f"{kind}_TFLOPs"] = flops / statistics.median(times) / 1e9
-            r[f"{kind}_over_sdpa"] = statistics.median(ratios)
-            r[f"{kind}_ratio_min_max"] = [ratios[0], ratios[-1]]
+            r[f"{kind}_over_sdpa"], r[f"{kind}_ratio_min_max"] = bv.round_ratios(t_sdpa, times)
         return r
     for kind, run in runs.items():
         r[f"{kind}_TFLOPs"] = flops / bv.graph_time(run) / 1e9
@@ -170,7 +168,7 @@ def run_shape(name, b, s, p, hq, hkv, dqk, dv, causal, page):
 def main():
     global ROUNDS
     torch.manual_seed(0)
-    ROUNDS = max([int(a.split("=")[1]) for a in sys.argv[1:] if a.startswith("rounds=")] or [1])
+    ROUNDS = bv.rounds_arg(sys.argv[1:])
     picks = [a for a in sys.argv[1:] if not a.startswith("rounds=")]
     res = {"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(),
            "command": " ".join(sys.argv), "torch": torch.__version__,

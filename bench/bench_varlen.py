@@ -29,6 +29,7 @@ Usage (GPU machine): PYTHONPATH=python ATTNC_LIBRARY=build/lib/libattnc.so \
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -67,6 +68,17 @@ def graph_time(fn, rep=50):
     """Median time of one call captured in a CUDA graph: the kernel(s)
     without the Python launch path."""
     return bench(capture(fn), rep)
+
+
+def rounds_arg(argv):
+    """rounds=N among the command-line arguments (1 without it)."""
+    return max([int(a.split("=")[1]) for a in argv if a.startswith("rounds=")] or [1])
+
+
+def round_ratios(base_times, times):
+    """The per-round ratios base / time: their median and [min, max]."""
+    ratios = sorted(b / t for b, t in zip(base_times, times))
+    return statistics.median(ratios), [ratios[0], ratios[-1]]
 
 
 def interleaved_times(fns, rounds, rep=25):

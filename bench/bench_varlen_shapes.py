@@ -140,12 +140,10 @@ def run_shape(name, b, s, hq, hkv, dqk, dv, causal, variant=None):
     if ROUNDS > 1:
         # cuDNN and attnc in turn: the median of the per-round ratios.
         t_cudnn, t_attnc = bv.interleaved_times([fn, run], ROUNDS)
-        ratios = sorted(c / a for c, a in zip(t_cudnn, t_attnc))
         r["rounds"] = ROUNDS
-        r["ratio_min_max"] = [ratios[0], ratios[-1]]
+        r["attnc_over_cudnn"], r["ratio_min_max"] = bv.round_ratios(t_cudnn, t_attnc)
         r["sdpa_cudnn_TFLOPs"] = flops / statistics.median(t_cudnn) / 1e9
         r["attnc_TFLOPs"] = flops / statistics.median(t_attnc) / 1e9
-        r["attnc_over_cudnn"] = statistics.median(ratios)
         return r
     r["attnc_TFLOPs"] = flops / bv.graph_time(run) / 1e9
     r["attnc_over_cudnn"] = r["attnc_TFLOPs"] / r["sdpa_cudnn_TFLOPs"]
@@ -163,7 +161,7 @@ def main():
     variants = [tuple(int(kv.split("=")[1]) for kv in a.split(","))
                 for a in sys.argv[1:] if a.startswith("bn=")]
     variants += [(None, None, 1) for a in sys.argv[1:] if a == "p=1"]
-    ROUNDS = max([int(a.split("=")[1]) for a in sys.argv[1:] if a.startswith("rounds=")] or [1])
+    ROUNDS = bv.rounds_arg(sys.argv[1:])
     wanted = [a for a in sys.argv[1:] if not a.startswith(("bn=", "rounds=", "p="))]
     res["rounds"] = ROUNDS
     runs = [(shape, None) for shape in SHAPES] + [(shape, v) for shape in SHAPES for v in variants]

@@ -322,6 +322,20 @@ template <class C> struct WsAttention {
     }
   }
 
+  /// The producer warp, once a tail V tile has landed: zeroes its rows from
+  /// `from` (the sequence's end) on, which belong to the next sequence or
+  /// to nothing (0 x NaN is NaN in P V), then signals the stage's `full`.
+  static __device__ __forceinline__ void zero_v_tail(unsigned char *v_dst, int from, void *full, int lane) {
+    const int nrows = kBlockN - from;
+    for (int e = lane; e < nrows * (kVPad / 64) * 8; e += 32) {
+      const int chunk = e % 8, r = from + (e / 8) % nrows, b = e / 8 / nrows;
+      *reinterpret_cast<uint4 *>(v_dst + sw128_offset<kBlockN>(r, b * 8 + chunk)) = make_uint4(0, 0, 0, 0);
+    }
+    fence_proxy_async();
+    __syncwarp();
+    if (lane == 0) mbarrier_arrive(full);
+  }
+
   static __device__ __forceinline__ void run(const Batch &batch, const TensorMap *k_map, const TensorMap *v_map,
                                              int num_tokens) {
     extern __shared__ __align__(1024) unsigned char smem[];
@@ -405,14 +419,7 @@ template <class C> struct WsAttention {
             load_pages<kVPad / 64>(v_map, v_dst, tail ? v_tail : full_v + s, info.kv_head, tile_key, page, boxes, lane);
             if (tail) {
               mbarrier_wait(v_tail, tail_uses++ & 1);  // one tail tile a row tile: its last
-              const int from = info.kv_len - tile_key, nrows = kBlockN - from;
-              for (int e = lane; e < nrows * (kVPad / 64) * 8; e += 32) {
-                const int chunk = e % 8, r = from + (e / 8) % nrows, b = e / 8 / nrows;
-                *reinterpret_cast<uint4 *>(v_dst + sw128_offset<kBlockN>(r, b * 8 + chunk)) = make_uint4(0, 0, 0, 0);
-              }
-              fence_proxy_async();
-              __syncwarp();
-              if (lane == 0) mbarrier_arrive(full_v + s);
+              zero_v_tail(v_dst, info.kv_len - tile_key, full_v + s, lane);
             }
           }
         } else {
@@ -443,14 +450,7 @@ template <class C> struct WsAttention {
               }
               __syncwarp();
               mbarrier_wait(v_tail, tail_uses++ & 1);  // one tail tile a row tile: its last
-              const int from = info.kv_len - tile_key, nrows = kBlockN - from;
-              for (int e = lane; e < nrows * (kVPad / 64) * 8; e += 32) {
-                const int chunk = e % 8, r = from + (e / 8) % nrows, b = e / 8 / nrows;
-                *reinterpret_cast<uint4 *>(v_dst + sw128_offset<kBlockN>(r, b * 8 + chunk)) = make_uint4(0, 0, 0, 0);
-              }
-              fence_proxy_async();
-              __syncwarp();
-              if (lane == 0) mbarrier_arrive(full_v + s);
+              zero_v_tail(v_dst, info.kv_len - tile_key, full_v + s, lane);
             }
           }
         }

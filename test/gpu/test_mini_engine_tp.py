@@ -25,19 +25,12 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent.parent
-if str(REPO / "examples") not in sys.path:
-    sys.path.insert(0, str(REPO / "examples"))
-
-try:
-    import transformers  # noqa: F401
-    HAVE_TRANSFORMERS = True
-except ImportError:
-    HAVE_TRANSFORMERS = False
+# The repository root, examples/ on sys.path, and the transformers check:
+# test_mini_engine's.
+from test_mini_engine import REPO, needs_transformers
 
 try:
     import torch
@@ -51,9 +44,6 @@ REPLICATED = {"llama": [], "gemma3_1b": ["full_attention", "sliding_attention"],
               "mimo_v2_flash": ["full_attention"], "qwen3_next": []}
 #: Prefill + 32 decode steps for each of the 4 requests.
 ROWS = 4 * 33
-
-needs_transformers = pytest.mark.skipif(not HAVE_TRANSFORMERS,
-                                        reason="skipped: no transformers")
 
 
 def _assert_report(report, tp):
