@@ -405,22 +405,23 @@ void printWsConfig(raw_ostream &os, AttentionScheduleAttr schedule,
   printMember(os, "int", "kBlockM", schedule.getBlockM());
   printMember(os, "int", "kBlockN", schedule.getBlockN());
   printMember(os, "int", "kStages", schedule.getPipelineStages());
-  printMember(os, "int", "kProducerRegisters", kWsProducerRegisters,
-              "setmaxnreg");
+  printMember(os, "int", "kProducerRegisters",
+              wsProducerRegisters(schedule.getPersistent()), "setmaxnreg");
   printMember(os, "int", "kConsumerRegisters", kWsConsumerRegisters);
   os << "  // Shared memory (AttentionTiling.h's wsAttentionSharedMap).\n";
   const std::pair<const char *, int64_t> members[] = {
       {"kWsQBytes", wsMap.qBytes},         {"kWsKOffset", wsMap.kOffset},
       {"kWsKStageBytes", wsMap.kStageBytes}, {"kWsVOffset", wsMap.vOffset},
       {"kWsVStageBytes", wsMap.vStageBytes}, {"kWsBarOffset", wsMap.barOffset},
-      {"kWsInfoOffset", wsMap.infoOffset},
-      {"kWsInfoSlotBytes", wsMap.infoSlotBytes},
-      {"kSharedBytes", wsMap.totalBytes}};
+      {"kWsOwnerOffset", wsMap.ownerOffset}, {"kSharedBytes", wsMap.totalBytes}};
   for (const auto &[member, value] : members)
     printMember(os, "int", member, value);
-  if (schedule.getPersistent())
+  if (schedule.getPersistent()) {
+    printMember(os, "int", "kWsInfoSlotBytes", wsMap.infoSlotBytes,
+                "two tile-info slots at kWsOwnerOffset");
     printMember(os, "bool", "kPersistent", boolLiteral(true),
                 "one block an SM striding over the row tiles");
+  }
 }
 
 /// The paged attention's warp-specialised prefill kernel (kind
@@ -442,7 +443,7 @@ FailureOr<EmittedKernel> emitPrefillAttention(func::FuncOp function,
                                     schedule.getMaxKvSplits()};
   WsAttentionSharedMap wsMap = wsAttentionSharedMap(
       schedule.getQkDimPadded(), vPadded, schedule.getBlockN(),
-      schedule.getPipelineStages());
+      schedule.getPipelineStages(), schedule.getPersistent());
   int64_t blockSize = emission.getBlockSize();
 
   std::string source;
@@ -616,7 +617,8 @@ FailureOr<EmittedKernel> emitVarlenAttention(func::FuncOp function,
   if (warpSpecialized) {
     wsMap = wsAttentionSharedMap(schedule.getQkDimPadded(), vPadded,
                                  schedule.getBlockN(),
-                                 schedule.getPipelineStages());
+                                 schedule.getPipelineStages(),
+                                 schedule.getPersistent());
     os << "// Warp-specialised form (sm_90a): a producer warpgroup loads "
           "K/V tiles by the tensor\n// memory accelerator into a ring of "
           "stages (mbarriers); two consumer warpgroups of\n// 64 rows take "

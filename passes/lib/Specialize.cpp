@@ -540,7 +540,9 @@ chooseWarpSpecialized(Operation *op, const AttentionShape &shape,
       continue;
     if (pageRows > 0 && n % std::min(pageRows, n) != 0)
       continue;
-    if (wsAttentionSharedMap(qkPadded, vPadded, n, kStages).totalBytes <=
+    if (wsAttentionSharedMap(qkPadded, vPadded, n, kStages,
+                             /*persistent=*/false)
+            .totalBytes <=
         arch.maxSharedBytes) {
       blockN = n;
       break;

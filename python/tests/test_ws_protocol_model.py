@@ -1,5 +1,7 @@
 """A model of the warp-specialised kernel's synchronisation
-(runtime/device/attnc_attention_ws.cuh, persistent or not): the producer
+(runtime/device/attnc_attention_ws.cuh with persistent blocks; a
+non-persistent block is the one-row-tile case without the tile-info slots,
+which its threads look up themselves): the producer
 warp and the two consumer warpgroups as agents interleaved at random, with
 mbarriers (arrival counts, phases, parity waits as try_wait.parity has
 them), the consumers' turn barriers (one warpgroup syncs, the other

@@ -35,7 +35,7 @@ func.func @splits__prefill_attention(%q: tensor<?x8x64xbf16>, %kc: tensor<?x16x2
 // Stages past the block's shared memory: Q (2 x 64 rows of 64), 8 stages of
 // 128 K and 128 V rows of 64, barriers.
 func.func @stages__prefill_attention(%q: tensor<?x8x64xbf16>, %kc: tensor<?x16x2x64xbf16>, %vc: tensor<?x16x2x64xbf16>, %bt: tensor<?x?xi32>, %sl: tensor<?xi32>, %qs: tensor<?xi32>) -> tensor<?x8x64xbf16> attributes {attn.kernel = "prefill_attention", attn.layer = "stages"} {
-  // expected-error @+1 {{'attn.paged_attention' op cannot be emitted: the warp-specialised form's shared memory (Q, pipeline_stages 8 of block_n 128 K and V rows, barriers, tile info) is 278960 bytes, over the 232448 a block may have}}
+  // expected-error @+1 {{'attn.paged_attention' op cannot be emitted: the warp-specialised form's shared memory (Q, pipeline_stages 8 of block_n 128 K and V rows, barriers) is 278816 bytes, over the 232448 a block may have}}
   %o = attn.paged_attention %q, %kc, %vc, %bt, %sl, %qs {softmax_scale = 0.125 : f64, schedule = #attn.attention_schedule<block_m = 128, block_n = 128, num_warps = 12, pipeline_stages = 8, qk_dim_padded = 64, v_dim_padded = 64, gqa_pack = 4, split_kv_min_keys = 256, max_kv_splits = 1, target_ctas = 264, mma = "wgmma_ws">} : tensor<?x8x64xbf16>, tensor<?x16x2x64xbf16>, tensor<?x16x2x64xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x8x64xbf16>
   return %o : tensor<?x8x64xbf16>
 }

@@ -6,9 +6,9 @@
 // layer's members, the schedule (block_m 128, block_n 128, 2 stages, 12
 // warps, setmaxnreg 32/232: AttentionTiling.h) and wsAttentionSharedMap's
 // offsets: Q 2 x 64 x 192 x 2 (24576 each), K at 49152 in stages of 128 x
-// 192 x 2 = 49152, V at 147456 in stages of 128 x 128 x 2 = 32768, the 13
-// mbarriers at 212992, two 64-byte tile-info slots at 213104 (16-aligned),
-// 213232 bytes in all. Query, key and value are views (ABI strides [<name>_token_stride,
+// 192 x 2 = 49152, V at 147456 in stages of 128 x 128 x 2 = 32768, the 9
+// mbarriers at 212992, the owner at 213072 (16-aligned), 213088 bytes in
+// all. Query, key and value are views (ABI strides [<name>_token_stride,
 // <name>_head_stride, 1] and those i64 parameters after the three
 // pointers); tensor maps over key and value follow (boxes of 128 rows x 64
 // values of one head, 128-byte swizzle), whose outer dim is the launch
@@ -36,7 +36,7 @@
 // CHECK-NEXT: static constexpr int kBlockM = 128;
 // CHECK-NEXT: static constexpr int kBlockN = 128;
 // CHECK-NEXT: static constexpr int kStages = 2;
-// CHECK-NEXT: static constexpr int kProducerRegisters = 40;
+// CHECK-NEXT: static constexpr int kProducerRegisters = 32;
 // CHECK-NEXT: static constexpr int kConsumerRegisters = 232;
 // CHECK: static constexpr int kWsQBytes = 24576;
 // CHECK-NEXT: static constexpr int kWsKOffset = 49152;
@@ -44,9 +44,8 @@
 // CHECK-NEXT: static constexpr int kWsVOffset = 147456;
 // CHECK-NEXT: static constexpr int kWsVStageBytes = 32768;
 // CHECK-NEXT: static constexpr int kWsBarOffset = 212992;
-// CHECK-NEXT: static constexpr int kWsInfoOffset = 213104;
-// CHECK-NEXT: static constexpr int kWsInfoSlotBytes = 64;
-// CHECK-NEXT: static constexpr int kSharedBytes = 213232;
+// CHECK-NEXT: static constexpr int kWsOwnerOffset = 213072;
+// CHECK-NEXT: static constexpr int kSharedBytes = 213088;
 // CHECK: mla__varlen_attention(const __nv_bfloat16 *__restrict__ query,
 // CHECK-NEXT: const __nv_bfloat16 *__restrict__ key,
 // CHECK-NEXT: const __nv_bfloat16 *__restrict__ value,
@@ -104,7 +103,7 @@
 // CHECK-NEXT: "plus": "num_seqs"
 // CHECK-NEXT: },
 // CHECK-NEXT: 16,
-// CHECK: "dynamic_shared_memory_bytes": 213232,
+// CHECK: "dynamic_shared_memory_bytes": 213088,
 // CHECK: "max_kv_splits": 1,
 // CHECK: "programmatic_dependent_launch": true
 

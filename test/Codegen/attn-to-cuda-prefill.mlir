@@ -6,10 +6,10 @@
 // paged_attention_ws<Config>), printed after the layer's attention kernel:
 // the layer's Config members (sinks, gate, window), the schedule's tiling
 // and wsAttentionSharedMap (192/128, block_n 128: Q 2 x 24576, K at 49152
-// in stages of 128 x 192 x 2, V at 147456 in stages of 128 x 128 x 2, the 13
-// mbarriers at 212992, the tile-info slots at 213104, 213232 bytes;
-// 256/256, block_n 64: 64 x 256 x 2 = 32768 for each Q, K and V stage,
-// barriers at 196608, 196848 bytes), kPagedKv; the TMA attention kernel's parameters (the
+// in stages of 128 x 192 x 2, V at 147456 in stages of 128 x 128 x 2, the 9
+// mbarriers at 212992, the owner at 213072, 213088 bytes; 256/256, block_n
+// 64: 64 x 256 x 2 = 32768 for each Q, K and V stage, barriers at 196608,
+// 196704 bytes), kPagedKv; the TMA attention kernel's parameters (the
 // caches' tensor maps, boxes of min(block_size, block_n) rows: 16 and 64 x
 // 64 values); ABI: 384 threads, the attention kernel's grid (rows of
 // gqa_pack heads a token in tiles of 128, a spare tile per sequence), the
@@ -38,7 +38,7 @@
 // CHECK-NEXT: static constexpr int kBlockM = 128;
 // CHECK-NEXT: static constexpr int kBlockN = 128;
 // CHECK-NEXT: static constexpr int kStages = 2;
-// CHECK-NEXT: static constexpr int kProducerRegisters = 40;
+// CHECK-NEXT: static constexpr int kProducerRegisters = 32;
 // CHECK-NEXT: static constexpr int kConsumerRegisters = 232;
 // CHECK: static constexpr int kWsQBytes = 24576;
 // CHECK-NEXT: static constexpr int kWsKOffset = 49152;
@@ -46,9 +46,8 @@
 // CHECK-NEXT: static constexpr int kWsVOffset = 147456;
 // CHECK-NEXT: static constexpr int kWsVStageBytes = 32768;
 // CHECK-NEXT: static constexpr int kWsBarOffset = 212992;
-// CHECK-NEXT: static constexpr int kWsInfoOffset = 213104;
-// CHECK-NEXT: static constexpr int kWsInfoSlotBytes = 64;
-// CHECK-NEXT: static constexpr int kSharedBytes = 213232;
+// CHECK-NEXT: static constexpr int kWsOwnerOffset = 213072;
+// CHECK-NEXT: static constexpr int kSharedBytes = 213088;
 // CHECK-NEXT: static constexpr bool kPagedKv = true;
 // CHECK: gated__prefill_attention(const __nv_bfloat16 *__restrict__ query,
 // CHECK: long long v_cache_head_stride,
@@ -83,7 +82,7 @@
 // CHECK-NEXT: "plus": "num_seqs"
 // CHECK-NEXT: },
 // CHECK-NEXT: 2,
-// CHECK: "dynamic_shared_memory_bytes": 213232,
+// CHECK: "dynamic_shared_memory_bytes": 213088,
 // CHECK-NEXT: "hints": {
 // CHECK-NEXT: "gqa_pack": 8,
 // CHECK-NEXT: "max_kv_splits": 1,
@@ -108,7 +107,7 @@ func.func @gated(%q: tensor<?x16x192xbf16>, %kc: tensor<?x16x2x192xbf16>, %vc: t
 // CHECK: static constexpr int kPack = 16;
 // CHECK: static constexpr int kBlockN = 64;
 // CHECK: static constexpr int kWsBarOffset = 196608;
-// CHECK: static constexpr int kSharedBytes = 196848;
+// CHECK: static constexpr int kSharedBytes = 196704;
 // CHECK: &k_cache_map, &v_cache_map, block_tables, seq_lens, query_start_loc, nullptr, nullptr, nullptr, nullptr, output,
 // CHECK-LABEL: // ===== abi plain__prefill_attention =====
 // CHECK: "box": [
@@ -116,7 +115,7 @@ func.func @gated(%q: tensor<?x16x192xbf16>, %kc: tensor<?x16x2x192xbf16>, %vc: t
 // CHECK-NEXT: 64,
 // CHECK-NEXT: 1,
 // CHECK-NEXT: 64
-// CHECK: "dynamic_shared_memory_bytes": 196848,
+// CHECK: "dynamic_shared_memory_bytes": 196704,
 // OFF-NOT: prefill_attention
 func.func @plain(%q: tensor<?x16x256xbf16>, %kc: tensor<?x64x1x256xbf16>, %vc: tensor<?x64x1x256xbf16>, %tables: tensor<?x?xi32>, %lens: tensor<?xi32>, %starts: tensor<?xi32>) -> tensor<?x16x256xbf16> {
   %o = attn.paged_attention %q, %kc, %vc, %tables, %lens, %starts {softmax_scale = 0.0625 : f64} : tensor<?x16x256xbf16>, tensor<?x64x1x256xbf16>, tensor<?x64x1x256xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x256xbf16>

@@ -10,7 +10,7 @@
 // v_dim_padded <= 256: block_m 128, 12 warps, 2 stages, max_kv_splits 1,
 // gqa_pack the largest divisor of the group up to 128 (as the op's own
 // schedule), block_n 128 where two stages fit (192/128: Q 2 x 64 x 192 x 2
-// + 2 x 128 x 192 x 2 + 2 x 128 x 128 x 2 + barriers and tile info = 213,232 bytes) else
+// + 2 x 128 x 192 x 2 + 2 x 128 x 128 x 2 + barriers = 213,088 bytes) else
 // 64 (256/256: 128 keys would need 2 x 64 x 256 x 2 + 2 x 2 x 128 x 256 x 2
 // = 327,680). Not with prefill-kernel=false, in the baseline, or on sm_90
 // (no wgmma). The op's own schedule stays the decode-capable one.
