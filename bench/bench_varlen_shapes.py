@@ -15,10 +15,12 @@ Usage (GPU machine): PYTHONPATH=python:bench ATTNC_LIBRARY=... \\
     # JSON to $OUT/bench_varlen_shapes.json
 (NAME: substrings of the shape names to run; all by default. bn=N,st=S:
 also time the warp-specialised schedule with block_n N and S pipeline
-stages, given in the IR and marked attn.keep_schedule (attn-specialize
-keeps it; the emission checks refuse one whose shared memory does not
-fit). rounds=N: cuDNN and attnc timed in turn N times, the ratio the
-median of the rounds' ratios (min and max recorded).)
+stages; bn=N,st=S,p=1 with persistent blocks; p=1 alone: attn-specialize's
+schedule with persistent blocks. Variants are given in the IR, marked
+attn.keep_schedule (attn-specialize keeps them; the emission checks refuse
+one whose shared memory does not fit). rounds=N: cuDNN and attnc timed in
+turn N times, the ratio the median of the rounds' ratios (min and max
+recorded).)
 """
 import json
 import os
@@ -52,7 +54,7 @@ SHAPES = [
 ]
 
 
-def ws_schedule(hq, hkv, dqk, dv, block_n, stages):
+def ws_schedule(hq, hkv, dqk, dv, block_n, stages, persistent=0):
     """The warp-specialised schedule attn-specialize would write, with the
     given block_n and stages (gqa_pack: its largest divisor of the group
     at most block_m)."""
@@ -62,7 +64,7 @@ def ws_schedule(hq, hkv, dqk, dv, block_n, stages):
     return (f"#attn.attention_schedule<block_m = 128, block_n = {block_n}, num_warps = 12, "
             f"pipeline_stages = {stages}, qk_dim_padded = {pad(dqk)}, v_dim_padded = {pad(dv)}, "
             f"gqa_pack = {pack}, split_kv_min_keys = 256, max_kv_splits = 1, target_ctas = 264, "
-            f'mma = "wgmma_ws">')
+            f'mma = "wgmma_ws"{", persistent = true" if persistent else ""}>')
 
 
 def layer_ir(hq, hkv, dqk, dv, causal, schedule=None):
@@ -104,6 +106,13 @@ def cudnn_runner(qt, kt, vt, causal):
 def run_shape(name, b, s, hq, hkv, dqk, dv, causal, variant=None):
     r = {}
     context = attnc.Context(cache_dir=tempfile.mkdtemp(prefix="attnc-bench-shapes-"))
+    if variant and variant[0] is None:
+        # p=1: attn-specialize's own schedule (read from its kernel), persistent.
+        default = attnc.compile_ir(layer_ir(hq, hkv, dqk, dv, causal), context=context)
+        line = next(x for x in default.kernel(LAYER, "varlen_attention").source.splitlines()
+                    if x.startswith("// schedule:"))
+        fields = dict(kv.split("=") for kv in line.split(":", 1)[1].split())
+        variant = (int(fields["block_n"]), int(fields["pipeline_stages"]), 1)
     schedule = ws_schedule(hq, hkv, dqk, dv, *variant) if variant else None
     start = time.perf_counter()
     model = attnc.compile_ir(layer_ir(hq, hkv, dqk, dv, causal, schedule), context=context)
@@ -151,14 +160,16 @@ def main():
     global ROUNDS
     variants = [tuple(int(kv.split("=")[1]) for kv in a.split(","))
                 for a in sys.argv[1:] if a.startswith("bn=")]
+    variants += [(None, None, 1) for a in sys.argv[1:] if a == "p=1"]
     ROUNDS = bv.rounds_arg(sys.argv[1:])
-    wanted = [a for a in sys.argv[1:] if not a.startswith(("bn=", "rounds="))]
+    wanted = [a for a in sys.argv[1:] if not a.startswith(("bn=", "rounds=", "p="))]
     res["rounds"] = ROUNDS
     runs = [(shape, None) for shape in SHAPES] + [(shape, v) for shape in SHAPES for v in variants]
     for shape, variant in runs:
         if wanted and not any(w in shape[0] for w in wanted):
             continue
-        key = shape[0] + (f"@bn{variant[0]}st{variant[1]}" if variant else "")
+        key = shape[0] + ("" if not variant else "@persistent" if variant[0] is None else
+                          "@bn{}st{}".format(*variant) + ("p" if variant[2:] and variant[2] else ""))
         try:
             res[key] = r = run_shape(*shape, variant=variant)
         except Exception as error:  # noqa: BLE001 - recorded, next shape

@@ -129,7 +129,7 @@ void printAttentionHeader(llvm::raw_ostream &os, const AttentionLayer &layer,
      << " max_kv_splits=" << schedule.getMaxKvSplits()
      << " target_ctas=" << schedule.getTargetCtas() << " mma="
      << schedule.getMma() << " form=" << stringifyAttentionForm(schedule.getForm())
-     << "\n";
+     << (schedule.getPersistent() ? " persistent=1" : "") << "\n";
 }
 
 /// Whether the tensor-core kernel loads its K/V tiles by the tensor memory
@@ -382,6 +382,11 @@ KernelAbi tensorCoreAbi(const AttentionLayer &layer,
   abi.grid = {GridDimRule::ceilDivPlus("num_tokens", pack, blockM, "num_seqs"),
               GridDimRule::fixed(layer.numKvHeads * (layer.groupSize / pack)),
               GridDimRule::ceilDiv("num_kv_splits", 1, 1)};
+  // Persistent warp-specialised blocks: one an SM (target_ctas counts two),
+  // each striding over the row tiles x KV head packs the grid above has.
+  if (schedule.getPersistent())
+    abi.grid = {GridDimRule::fixed(limits.targetCtas / 2), GridDimRule::fixed(1),
+                GridDimRule::ceilDiv("num_kv_splits", 1, 1)};
   abi.hints = {{"target_ctas", limits.targetCtas},
                {"max_kv_splits", limits.maxKvSplits}};
   abi.dynamic_shared_memory_bytes = static_cast<uint32_t>(map.totalBytes);
@@ -401,8 +406,8 @@ void printWsConfig(raw_ostream &os, AttentionScheduleAttr schedule,
   printMember(os, "int", "kBlockM", schedule.getBlockM());
   printMember(os, "int", "kBlockN", schedule.getBlockN());
   printMember(os, "int", "kStages", schedule.getPipelineStages());
-  printMember(os, "int", "kProducerRegisters", kWsProducerRegisters,
-              "setmaxnreg");
+  printMember(os, "int", "kProducerRegisters",
+              wsProducerRegisters(schedule.getPersistent()), "setmaxnreg");
   printMember(os, "int", "kConsumerRegisters", kWsConsumerRegisters);
   os << "  // Shared memory (AttentionTiling.h's wsAttentionSharedMap).\n";
   const std::pair<const char *, int64_t> members[] = {
@@ -412,6 +417,12 @@ void printWsConfig(raw_ostream &os, AttentionScheduleAttr schedule,
       {"kWsOwnerOffset", wsMap.ownerOffset}, {"kSharedBytes", wsMap.totalBytes}};
   for (const auto &[member, value] : members)
     printMember(os, "int", member, value);
+  if (schedule.getPersistent()) {
+    printMember(os, "int", "kWsInfoSlotBytes", wsMap.infoSlotBytes,
+                "two tile-info slots at kWsOwnerOffset");
+    printMember(os, "bool", "kPersistent", boolLiteral(true),
+                "one block an SM striding over the row tiles");
+  }
 }
 
 /// The paged attention's warp-specialised prefill kernel (kind
@@ -433,7 +444,7 @@ FailureOr<EmittedKernel> emitPrefillAttention(func::FuncOp function,
                                     schedule.getMaxKvSplits()};
   WsAttentionSharedMap wsMap = wsAttentionSharedMap(
       schedule.getQkDimPadded(), vPadded, schedule.getBlockN(),
-      schedule.getPipelineStages());
+      schedule.getPipelineStages(), schedule.getPersistent());
   int64_t blockSize = emission.getBlockSize();
 
   std::string source;
@@ -607,7 +618,8 @@ FailureOr<EmittedKernel> emitVarlenAttention(func::FuncOp function,
   if (warpSpecialized) {
     wsMap = wsAttentionSharedMap(schedule.getQkDimPadded(), vPadded,
                                  schedule.getBlockN(),
-                                 schedule.getPipelineStages());
+                                 schedule.getPipelineStages(),
+                                 schedule.getPersistent());
     os << "// Warp-specialised form (sm_90a): a producer warpgroup loads "
           "K/V tiles by the tensor\n// memory accelerator into a ring of "
           "stages (mbarriers); two consumer warpgroups of\n// 64 rows take "

@@ -355,15 +355,18 @@ LogicalResult checkWarpSpecializedSchedule(Operation *op,
   int64_t bytes = wsAttentionSharedMap(schedule.getQkDimPadded(),
                                        schedule.getVDimPadded(),
                                        schedule.getBlockN(),
-                                       schedule.getPipelineStages())
+                                       schedule.getPipelineStages(),
+                                       schedule.getPersistent())
                       .totalBytes;
   if (bytes > kWsMaxSharedBytes)
     return op->emitOpError()
            << "cannot be emitted: the warp-specialised form's shared memory "
               "(Q, pipeline_stages "
            << schedule.getPipelineStages() << " of block_n "
-           << schedule.getBlockN() << " K and V rows, barriers) is " << bytes
-           << " bytes, over the " << kWsMaxSharedBytes << " a block may have";
+           << schedule.getBlockN() << " K and V rows, barriers"
+           << (schedule.getPersistent() ? ", tile info" : "") << ") is "
+           << bytes << " bytes, over the " << kWsMaxSharedBytes
+           << " a block may have";
   return success();
 }
 

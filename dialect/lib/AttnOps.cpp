@@ -1230,7 +1230,11 @@ LogicalResult AttentionScheduleAttr::verify(
     int64_t blockN, int64_t numWarps, int64_t pipelineStages,
     int64_t qkDimPadded, int64_t vDimPadded, int64_t gqaPack,
     int64_t splitKvMinKeys, int64_t maxKvSplits, int64_t targetCtas,
-    StringRef mma, AttentionForm form) {
+    StringRef mma, AttentionForm form, bool persistent) {
+  if (persistent && mma != "wgmma_ws")
+    return emitError() << "attention_schedule persistent = true needs mma "
+                          "\"wgmma_ws\" (the warp-specialised kernel), got \""
+                       << mma << "\"";
   if (failed(checkPositiveParameters(
           emitError, "attention_schedule",
           {{"block_m", blockM},

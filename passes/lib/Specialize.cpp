@@ -542,7 +542,9 @@ chooseWarpSpecialized(Operation *op, const AttentionShape &shape,
       continue;
     if (pageRows > 0 && n % std::min(pageRows, n) != 0)
       continue;
-    if (wsAttentionSharedMap(qkPadded, vPadded, n, kStages).totalBytes <=
+    if (wsAttentionSharedMap(qkPadded, vPadded, n, kStages,
+                             /*persistent=*/false)
+            .totalBytes <=
         arch.maxSharedBytes) {
       blockN = n;
       break;
@@ -557,7 +559,7 @@ chooseWarpSpecialized(Operation *op, const AttentionShape &shape,
       op->getContext(), kWsBlockM, blockN, kWsWarps, kStages, qkPadded,
       vPadded, gqaPack, kSplitKvMinKeys, /*maxKvSplits=*/int64_t(1),
       kCtasPerSm * target.numSms, StringRef("wgmma_ws"),
-      AttentionForm::tensor_core);
+      AttentionForm::tensor_core, /*persistent=*/false);
   if (!schedule)
     return failure();
   return schedule;
@@ -695,7 +697,8 @@ FailureOr<AttentionScheduleAttr> chooseAttentionTile(Operation *op,
       chosen->stages, qkPadded, vPadded, gqaPack, kSplitKvMinKeys, maxSplits,
       targetCtas, StringRef(wgmma ? "wgmma" : "mma.sync"),
       chosen == &tensorTile ? AttentionForm::tensor_core
-                            : AttentionForm::cuda_core);
+                            : AttentionForm::cuda_core,
+      /*persistent=*/false);
   if (!schedule)
     return failure();
   return schedule;

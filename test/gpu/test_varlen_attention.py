@@ -38,6 +38,9 @@ class Layer:
     dv: int
     causal: bool = True
     arch: str = "sm_90a"
+    # attn-specialize's warp-specialised schedule with persistent blocks,
+    # written in the IR (attn.keep_schedule)
+    persistent: bool = False
 
     @property
     def scale(self) -> float:
@@ -46,7 +49,22 @@ class Layer:
     @property
     def name(self) -> str:
         return (f"{self.dtype}_h{self.hq}_{self.hkv}_d{self.dqk}_{self.dv}"
-                f"{'' if self.causal else '_noncausal'}_{self.arch}")
+                f"{'' if self.causal else '_noncausal'}_{self.arch}"
+                f"{'_persistent' if self.persistent else ''}")
+
+    def persistent_schedule(self) -> str:
+        """The schedule attn-specialize gives (block_n 176 at 128/128, 80 at
+        256/256, else 128 where two stages fit, else 64), persistent."""
+        pad = lambda d: -(-d // 64) * 64  # noqa: E731
+        qk, v = pad(self.dqk), pad(self.dv)
+        fits = lambda n: 2 * 64 * qk * 2 + 2 * n * (qk + v) * 2 + 256 <= 227 * 1024  # noqa: E731
+        block_n = {(128, 128): 176, (256, 256): 80}.get((qk, v)) or (128 if fits(128) else 64)
+        group = self.hq // self.hkv
+        pack = max(d for d in range(1, min(group, 128) + 1) if group % d == 0)
+        return (f"#attn.attention_schedule<block_m = 128, block_n = {block_n}, num_warps = 12, "
+                f"pipeline_stages = 2, qk_dim_padded = {qk}, v_dim_padded = {v}, gqa_pack = {pack}, "
+                f"split_kv_min_keys = 256, max_kv_splits = 1, target_ctas = 264, "
+                f'mma = "wgmma_ws", persistent = true>')
 
     def ir(self) -> str:
         t = {"bf16": "bf16", "fp16": "f16"}[self.dtype]
@@ -55,6 +73,8 @@ class Layer:
         v = f"tensor<?x{self.hkv}x{self.dv}x{t}>"
         o = f"tensor<?x{self.hq}x{self.dv}x{t}>"
         causal = "" if self.causal else ", causal = false"
+        if self.persistent:
+            causal += f", attn.keep_schedule, schedule = {self.persistent_schedule()}"
         return f"""
 func.func @varlen(%q: {q}, %k: {k}, %v: {v}, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>) -> {o} {{
   %o = attn.varlen_attention %q, %k, %v, %cu_q, %cu_k {{softmax_scale = {self.scale!r} : f64{causal}}}
@@ -81,8 +101,13 @@ LAYERS = [
     Layer("bf16", 16, 4, 128, 128),          # group 4
     Layer("fp16", 16, 1, 64, 64),            # group 16
     Layer("bf16", 8, 8, 64, 64, causal=False),
-    Layer("bf16", 16, 2, 256, 256),          # block_n 64 (2 stages of 128 do not fit)
+    Layer("bf16", 16, 2, 256, 256),          # block_n 80 (2 stages of 128 do not fit)
     Layer("bf16", 12, 3, 80, 48),            # dims padded to 128/64 at the tile
+    # persistent blocks (one an SM, striding over row tiles x KV head packs)
+    Layer("bf16", 16, 16, 192, 128, persistent=True),
+    Layer("bf16", 16, 4, 128, 128, persistent=True),
+    Layer("bf16", 16, 2, 256, 256, persistent=True),
+    Layer("bf16", 12, 3, 80, 48, causal=False, persistent=True),
     Layer("bf16", 16, 16, 192, 128, arch="sm_90"),   # mma.sync tiles
     Layer("fp16", 16, 4, 128, 128, causal=False, arch="sm_90"),
 ]

@@ -1916,6 +1916,17 @@ func.func @fused_scope_without_norm(%qkv: tensor<?x18xbf16>, %slots: tensor<?xi6
 
 // -----
 
+// Persistent blocks are the warp-specialised kernel's only.
+func.func @schedule_persistent_wgmma(%q: tensor<?x16x192xbf16>, %k: tensor<?x16x192xbf16>,
+                                     %v: tensor<?x16x128xbf16>, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>) {
+  // expected-error @+1 {{attention_schedule persistent = true needs mma "wgmma_ws" (the warp-specialised kernel), got "wgmma"}}
+  %o = attn.varlen_attention %q, %k, %v, %cu_q, %cu_k {schedule = #attn.attention_schedule<block_m = 128, block_n = 64, num_warps = 4, pipeline_stages = 2, qk_dim_padded = 192, v_dim_padded = 128, gqa_pack = 1, split_kv_min_keys = 256, max_kv_splits = 64, target_ctas = 264, mma = "wgmma", persistent = true>, softmax_scale = 0.07 : f64}
+      : tensor<?x16x192xbf16>, tensor<?x16x192xbf16>, tensor<?x16x128xbf16>, tensor<?xi32>, tensor<?xi32> -> tensor<?x16x128xbf16>
+  return
+}
+
+// -----
+
 // "wgmma_ws" (the warp-specialised form) needs a producer and two consumer
 // warpgroups: num_warps 12.
 func.func @schedule_ws_warps(%q: tensor<?x16x192xbf16>, %k: tensor<?x16x192xbf16>,

@@ -57,6 +57,25 @@ TEST(AttentionTiling, MergeAreasAfterTheKeyLoop) {
   EXPECT_EQ(attentionSharedBytes(16, 16, 128, 64, 2, 64, false, false), 67360);
 }
 
+TEST(AttentionTiling, WarpSpecializedPersistentPiecesOnlyWhenPersistent) {
+  // 192/128, block_n 128, 2 stages: the 9 mbarriers at 212992, the owner's
+  // int4 at 213072 (16-aligned), 213088 bytes; persistent blocks add the
+  // tile-info slots' 4 mbarriers and two 64-byte slots at 213104.
+  WsAttentionSharedMap map = wsAttentionSharedMap(192, 128, 128, 2, false);
+  EXPECT_EQ(map.barOffset, 212992);
+  EXPECT_EQ(map.ownerOffset, 213072);
+  EXPECT_EQ(map.infoSlotBytes, 0);
+  EXPECT_EQ(map.totalBytes, 213088);
+  EXPECT_EQ(wsProducerRegisters(false), 32);
+  WsAttentionSharedMap persistent =
+      wsAttentionSharedMap(192, 128, 128, 2, true);
+  EXPECT_EQ(persistent.barOffset, 212992);
+  EXPECT_EQ(persistent.ownerOffset, 213104);
+  EXPECT_EQ(persistent.infoSlotBytes, 64);
+  EXPECT_EQ(persistent.totalBytes, 213232);
+  EXPECT_EQ(wsProducerRegisters(true), 40);
+}
+
 TEST(AttentionTiling, RowsInWholeChunks) {
   EXPECT_TRUE(rowIsWholeChunks(192, 2));
   EXPECT_TRUE(rowIsWholeChunks(128, 1));

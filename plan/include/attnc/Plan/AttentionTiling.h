@@ -198,22 +198,39 @@ constexpr int64_t kWsPrefillMinRowsPerSeq = 64;
 constexpr int64_t kWsMaxSharedBytes = 227 * 1024;
 constexpr int64_t kWsLaunchRegisters = 168;
 constexpr int64_t kWsProducerRegisters = 32, kWsConsumerRegisters = 232;
+/// Persistent blocks' producer warp looks up each row tile and loops over
+/// the block's tiles: at 32 registers it spilled 40 bytes at 192/128 (NVRTC
+/// 13.0), at 40 a few words, outside its load loop; 128 x 40 + 256 x 232 =
+/// 384 x 168.
+constexpr int64_t kWsPersistentProducerRegisters = 40;
 static_assert(128 * kWsProducerRegisters + 256 * kWsConsumerRegisters <=
-                  kWsWarps * 32 * kWsLaunchRegisters,
+                      kWsWarps * 32 * kWsLaunchRegisters &&
+                  128 * kWsPersistentProducerRegisters +
+                          256 * kWsConsumerRegisters <=
+                      kWsWarps * 32 * kWsLaunchRegisters,
               "setmaxnreg moves registers within the block's allocation");
+/// The producer warpgroup's registers (setmaxnreg), persistent blocks or not.
+inline int64_t wsProducerRegisters(bool persistent) {
+  return persistent ? kWsPersistentProducerRegisters : kWsProducerRegisters;
+}
 
 /// The warp-specialised form's shared memory (128-byte swizzled tiles,
 /// 1024-byte aligned): the two consumers' Q tiles (64 rows each), `stages`
 /// K tiles, `stages` V tiles, the mbarriers (full and empty per stage for K
-/// and V, and the V tail's), the tile's sequence.
+/// and V, and the V tail's; persistent blocks add full and empty for each
+/// of two tile-info slots), then at ownerOffset the row tile's owner: the
+/// int4 of the block's sequence lookup or, persistent, the two slots of
+/// infoSlotBytes (0 otherwise) in which the producer publishes each row
+/// tile's sequence, rows and key tiles.
 struct WsAttentionSharedMap {
   int64_t qBytes, kOffset, kStageBytes, vOffset, vStageBytes, barOffset,
-      ownerOffset, totalBytes;
+      ownerOffset, infoSlotBytes, totalBytes;
 };
 inline WsAttentionSharedMap wsAttentionSharedMap(int64_t qkPadded,
                                                  int64_t vPadded,
                                                  int64_t blockN,
-                                                 int64_t stages) {
+                                                 int64_t stages,
+                                                 bool persistent) {
   WsAttentionSharedMap map{};
   map.qBytes = 64 * qkPadded * 2;
   map.kOffset = 2 * map.qBytes;
@@ -221,9 +238,10 @@ inline WsAttentionSharedMap wsAttentionSharedMap(int64_t qkPadded,
   map.vOffset = map.kOffset + stages * map.kStageBytes;
   map.vStageBytes = blockN * vPadded * 2;
   map.barOffset = map.vOffset + stages * map.vStageBytes;
-  map.ownerOffset = map.barOffset + (4 * stages + 1) * 8;
+  map.ownerOffset = map.barOffset + (4 * stages + 1 + (persistent ? 4 : 0)) * 8;
   map.ownerOffset = (map.ownerOffset + 15) / 16 * 16;
-  map.totalBytes = map.ownerOffset + 16;
+  map.infoSlotBytes = persistent ? 64 : 0;
+  map.totalBytes = map.ownerOffset + (persistent ? 2 * map.infoSlotBytes : 16);
   return map;
 }
 

@@ -207,7 +207,11 @@ def Attn_AttentionScheduleAttr : AttrDef<Attn_Dialect, "AttentionSchedule"> {
     kernel (attnc_attention_ws.cuh), num_warps 12 = a producer warpgroup
     (bulk tensor copies into `pipeline_stages` K/V stages) and two consumer
     warpgroups of 64 rows each (block_m 128) taking turns at the tensor
-    cores; block_n 64 or 128; no split-KV (max_kv_splits 1).
+    cores; block_n 64, 80, 128, 176 or 192; no split-KV (max_kv_splits
+    1). With `persistent = true` (wgmma_ws only; false, the default, is
+    omitted when printed) the grid is one block an SM (target_ctas / 2),
+    each striding over all row tiles and KV head packs, last row tiles
+    first, so that a block's next tile loads under its current one.
     `form` is the kernel form attn-specialize chose: `tensor_core` (the
     default, omitted when printed; runtime/device/attnc_attention.cuh) or
     `cuda_core` (one block per query row and KV head,
@@ -237,7 +241,9 @@ def Attn_AttentionScheduleAttr : AttrDef<Attn_Dialect, "AttentionSchedule"> {
                        "\"mma.sync\"">:$mma,
     DefaultValuedParameter<"::attnc::attn::AttentionForm",
                            "::attnc::attn::AttentionForm::tensor_core",
-                           "the kernel form">:$form
+                           "the kernel form">:$form,
+    DefaultValuedParameter<"bool", "false",
+                           "persistent blocks (wgmma_ws only)">:$persistent
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
