@@ -229,6 +229,14 @@ def cell(model, kind, batch, length, page, rounds, splits, gen, qrows=1, fp8_sca
     return r
 
 
+def schedule_line(model, layer):
+    """The decode kernel's schedule comment line (its form and tiles)."""
+    for line in model.kernel(layer, "attention").source.splitlines():
+        if "schedule" in line:
+            return line.strip()[:240]
+    return None
+
+
 def copy_TBps():
     n = 1 << 30
     a = torch.empty(n, device=DEV, dtype=torch.uint8)
